@@ -1,0 +1,185 @@
+"""The ``deqrmt`` command line.
+
+Heavy modules are imported inside each command, so ``deqrmt coefficients`` never imports
+torch.  Every error deqrmt raises on purpose is printed as one line on stderr, exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["main", "build_parser"]
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dps", type=int, default=30, help="significant digits to report (default 30)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
+    """The argument parser; ``with_validate=False`` skips importing deqrmt.validate."""
+    parser = argparse.ArgumentParser(
+        prog="deqrmt",
+        description="Derived high-dimensional equivalents of DEQ conjugate and neural tangent kernels.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "coefficients",
+        help="τ*, γ*, α*₁..₄, β*₁..₃, κ* of a DEQ (ICML 2024, Theorems 1–2)",
+        description="Coefficients of the DEQ z = φ(σ_a A z + σ_b B x)/√m, to verified digits.",
+    )
+    p.add_argument("activation", metavar="ACT", help="library name (tanh, relu, leaky_relu(0.1), …) or an expression in x")
+    p.add_argument("--sigma-a2", default="0.2", help="σ_a² (default 0.2)")
+    p.add_argument("--sigma-b2", default=None, help="σ_b² (default 1 − σ_a²)")
+    p.add_argument("--tau0", default="1", help="τ0 = √(tr C°/p) (default 1)")
+    p.add_argument("--no-center", action="store_true", help="keep φ as given; refuse if E[φ(τ*ξ)] ≠ 0")
+    _add_common(p)
+
+    p = sub.add_parser(
+        "explicit",
+        help="per-layer τ̃, α̃, β̃, κ̃ of an explicit network (Theorem 3)",
+        description="Coefficients of x^(l) = σ_l(W_l x^(l−1))/√m, one activation per layer.",
+    )
+    p.add_argument("activations", metavar="ACT", nargs="+", help="one activation per layer")
+    p.add_argument("--tau0", default="1", help="τ0 (default 1)")
+    p.add_argument("--no-center", action="store_true", help="keep each σ_l as given")
+    _add_common(p)
+
+    p = sub.add_parser("activations", help="list the activation library")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser(
+        "validate",
+        help="Monte Carlo / exact-kernel check of the coefficients (needs the [validate] extra)",
+    )
+    configure = None
+    if with_validate:
+        try:
+            from .validate._cli import configure_parser as configure
+        except ImportError:  # the [validate] extra is missing: the rest of the CLI still works
+            configure = None
+    if configure is None:
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+    else:
+        configure(p)
+    return parser
+
+
+def _table(rows: list[tuple[str, str, str]], title: str) -> str:
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    lines = [title, "-" * len(title)]
+    lines += [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+_DEQ_SYMBOLS = {
+    "tau_star": "τ*", "gamma_star": "γ*", "alpha_1": "α*₁", "alpha_2": "α*₂", "alpha_3": "α*₃",
+    "alpha_4": "α*₄", "beta_1": "β*₁", "beta_2": "β*₂", "beta_3": "β*₃", "kappa_star": "κ*",
+    "center": "c (φ − c centered)",
+}  # fmt: skip
+_MOMENT_SYMBOLS = {
+    "E_phi_prime": "E[φ'(τ*ξ)]", "E_phi_second": "E[φ''(τ*ξ)]",
+    "E_phi_prime_sq": "E[φ'(τ*ξ)²]", "E_phi_sq_second": "E[(φ²)''(τ*ξ)]",
+}  # fmt: skip
+
+
+def _coefficients(args: argparse.Namespace) -> int:
+    from .numeric import DEQ_KEYS, deq_coefficients
+
+    res = deq_coefficients(
+        args.activation, args.sigma_a2, args.sigma_b2, args.tau0, args.dps, center=not args.no_center
+    )
+    if args.json:
+        print(res.to_json())
+        return 0
+    title = (
+        f"DEQ {res.activation.name}: φ(x) = {res.activation.expr}, σ_a² = {res.sigma_a2}, "
+        f"σ_b² = {res.sigma_b2}, τ0 = {res.tau0} ({res.dps} digits requested)"
+    )
+    rows = [(k, _DEQ_SYMBOLS[k], res.values[k].text) for k in DEQ_KEYS]
+    rows += [(k, _MOMENT_SYMBOLS[k], v.text) for k, v in res.moments.items()]
+    print(_table(rows, title))
+    short = [k for k in DEQ_KEYS if res.values[k].digits < res.dps]
+    if short:
+        print(f"note: only the digits both evaluations agree on are shown for {', '.join(short)}")
+    for note in res.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def _explicit(args: argparse.Namespace) -> int:
+    from .numeric import LAYER_KEYS, explicit_coefficients
+
+    res = explicit_coefficients(args.activations, args.tau0, args.dps, center=not args.no_center)
+    if args.json:
+        print(res.to_json())
+        return 0
+    for l, (act, layer) in enumerate(zip(res.activations, res.layers, strict=True), start=1):
+        rows = [(k, "", layer[k].text) for k in LAYER_KEYS]
+        print(_table(rows, f"layer {l}: σ_{l}(x) = {act.expr}"))
+        print()
+    return 0
+
+
+def _activations(args: argparse.Namespace) -> int:
+    from .symbolic import LIBRARY
+
+    if args.json:
+        print(json.dumps({k: v[1] for k, v in sorted(LIBRARY.items())}, indent=2, ensure_ascii=False))
+    else:
+        for k, (_, doc) in sorted(LIBRARY.items()):
+            print(f"{k:<12} {doc}")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    try:
+        from .validate._cli import run
+    except ImportError as e:
+        from ._errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"`deqrmt validate` needs the validate extra: pip install 'deqrmt[validate]' ({e})."
+        ) from None
+    result: int = run(args)
+    return result
+
+
+_COMMANDS: dict[str, Any] = {
+    "coefficients": _coefficients,
+    "explicit": _explicit,
+    "activations": _activations,
+    "validate": _validate,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``deqrmt`` console script; returns the exit code."""
+    from ._errors import DeqrmtError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Only `validate` needs its (torch-side) options; other commands start without importing it.
+    parser = build_parser(with_validate=bool(argv) and argv[0] == "validate")
+    args = parser.parse_args(argv)
+    try:
+        return int(_COMMANDS[args.command](args))
+    except DeqrmtError as e:
+        print(f"deqrmt: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `deqrmt … | head`: the reader left, nothing is lost
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return 0
+    except KeyboardInterrupt:
+        print("deqrmt: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

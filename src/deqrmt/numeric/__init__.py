@@ -1,0 +1,20 @@
+"""Evaluation of what :mod:`deqrmt.symbolic` derives: mpmath at any precision, numpy float64.
+
+Never imports torch.
+"""
+
+from ._coefficients import DEQ_KEYS as DEQ_KEYS
+from ._coefficients import LAYER_KEYS as LAYER_KEYS
+from ._coefficients import MOMENT_KEYS as MOMENT_KEYS
+from ._coefficients import DEQCoefficients as DEQCoefficients
+from ._coefficients import ExplicitCoefficients as ExplicitCoefficients
+from ._coefficients import deq_coefficients as deq_coefficients
+from ._coefficients import explicit_coefficients as explicit_coefficients
+from ._equivalent import equivalent_kernel as equivalent_kernel
+from ._equivalent import equivalent_kernels as equivalent_kernels
+from ._moments import MomentEvaluator as MomentEvaluator
+from ._moments import evaluator_for as evaluator_for
+from ._printer import compile_function as compile_function
+from ._printer import function_source as function_source
+from ._verify import Verified as Verified
+from ._verify import to_rational as to_rational

@@ -1,0 +1,173 @@
+"""Evaluate an activation's Gaussian moments at a scale τ, in any mpmath context.
+
+Closed forms are compiled once to context-generic code.  The rest share one quadrature pass:
+φ (and φ' when needed) is evaluated once per node, and every weighted moment is accumulated
+from those values.  Cancellation is measured (Σ|w f| beside Σ w f), so a moment that is zero
+to working precision comes back as an exact zero instead of as noise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterable
+from typing import Any
+
+import sympy as sp
+
+from .._errors import ActivationError, PrecisionLoss
+from ..symbolic import TAU, XI, X, Activation, MomentSet, moment_set
+from ..symbolic._expectation import MOMENTS
+from ._printer import compile_function
+from ._quadrature import panels
+
+__all__ = ["MomentEvaluator", "evaluator_for"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MomentValue:
+    value: Any
+    exact_zero: bool = False
+
+
+class MomentEvaluator:
+    """Callable ``(ctx, tau, names, refine) -> {name: MomentValue}`` for one activation."""
+
+    def __init__(self, mset: MomentSet) -> None:
+        self.mset = mset
+        act = mset.activation
+        self.kinks = act.kinks
+        closed = [n for n, m in mset.moments.items() if m.is_closed and not m.zero]
+        self.zero = {n for n, m in mset.moments.items() if m.zero}
+        self.closed_names = closed
+        self._closed_fn = (
+            compile_function(
+                "closed_moments",
+                [TAU],
+                [mset.moments[n].closed_form for n in closed],
+                doc=f"Closed-form Gaussian moments of {act.name}: {', '.join(closed)}",
+            )
+            if closed
+            else None
+        )
+        self.open_names = [n for n, m in mset.moments.items() if not m.is_closed]
+        # Hermite weights have integer coefficients; keep them as Python ints (exact).
+        self._weights = {
+            n: tuple(int(c) for c in sp.Poly(mset.moments[n].weight, XI).all_coeffs()[::-1])
+            for n in self.open_names
+        }
+        self._stein = {n: MOMENTS[n][2] for n in self.open_names}
+        self._kind = {n: _kind_of(n) for n in self.open_names}
+        self._phi = [compile_function("phi_piece", [X], [p.expr]) for p in act.pieces]
+        # φ and φ' together: common subexpressions (tanh(x) in tanh') are computed once.
+        self._both = [
+            compile_function("phi_dphi_piece", [X], [p.expr, d.expr])
+            for p, d in zip(act.pieces, act.derivative_pieces, strict=True)
+        ]
+        self._continuous: bool | None = None
+
+    def _check_dsq(self) -> None:
+        if self._continuous is None:
+            self._continuous = self.mset.activation.is_continuous
+        if not self._continuous:
+            raise ActivationError(
+                f"{self.mset.activation.name} is discontinuous, so E[φ'(τξ)²] diverges (φ' has a "
+                "Dirac mass) and the NTK is undefined; the theorems need a Lipschitz φ."
+            )
+
+    def __call__(
+        self, ctx: Any, tau: Any, names: Iterable[str], refine: int = 0, digits: float | None = None
+    ) -> dict[str, MomentValue]:
+        """Moments ``names`` at scale ``tau``; ``digits`` overrides the context's for quadrature."""
+        names = list(names)
+        out: dict[str, MomentValue] = {}
+        if "dsq" in names:
+            self._check_dsq()
+        for n in names:
+            if n in self.zero:
+                out[n] = MomentValue(ctx.zero, True)
+        want_closed = [n for n in names if n in self.closed_names]
+        if want_closed and self._closed_fn is not None:
+            vals = self._closed_fn(ctx, tau)
+            for n, v in zip(self.closed_names, vals, strict=True):
+                if n in want_closed:
+                    out[n] = MomentValue(ctx.mpf(v))
+        want_open = [n for n in names if n in self.open_names]
+        if want_open:
+            out.update(self._quadrature(ctx, tau, want_open, refine, digits))
+        return out
+
+    def _quadrature(
+        self, ctx: Any, tau: Any, names: list[str], refine: int, digits: float | None
+    ) -> dict[str, MomentValue]:
+        """One pass over the nodes: power sums Σ w ξ^k φ, Σ w ξ^k φ², Σ w φ'², then Hermite."""
+        if digits is None:
+            digits = ctx.dps
+        phi_pow = max((len(self._weights[n]) - 1 for n in names if self._kind[n] == "phi"), default=-1)
+        sq_pow = max((len(self._weights[n]) - 1 for n in names if self._kind[n] == "sq"), default=-1)
+        need_d = any(self._kind[n] == "dsq" for n in names)
+        a = [ctx.zero] * (phi_pow + 1)
+        b = [ctx.zero] * (sq_pow + 1)
+        c = ctx.zero
+        mag_a = ctx.zero
+        mag_b = ctx.zero
+        fns = self._both if need_d else self._phi
+        for panel in panels(ctx, tau, self.kinks, digits, refine):
+            f = fns[panel.piece]
+            for xi, w in zip(panel.nodes, panel.weights, strict=True):
+                vals = f(ctx, tau * xi)
+                phi = vals[0]
+                wp = w * phi
+                if phi_pow >= 0:
+                    t = wp
+                    a[0] += t
+                    for k in range(1, phi_pow + 1):
+                        t *= xi
+                        a[k] += t
+                    u = 1 + xi * xi
+                    mag_a += abs(wp) * u * u
+                if sq_pow >= 0:
+                    t = wp * phi
+                    b[0] += t
+                    mag_b += t
+                    for k in range(1, sq_pow + 1):
+                        t *= xi
+                        b[k] += t
+                if need_d:
+                    d = vals[1]
+                    c += w * d * d
+        out = {}
+        for n in names:
+            kind = self._kind[n]
+            coeffs = self._weights[n]
+            if kind == "dsq":
+                s, mag = c, abs(c)
+            else:
+                sums = a if kind == "phi" else b
+                s = sum((cf * sums[k] for k, cf in enumerate(coeffs) if cf), ctx.zero)
+                mag = mag_a * 3 if kind == "phi" else mag_b * (1 + 6 * len(coeffs))
+            if ctx.isinf(s) or ctx.isnan(s):
+                raise PrecisionLoss(
+                    f"{self.mset.moments[n].label} is not finite at τ = {ctx.nstr(tau, 8)}; "
+                    "the activation overflows or is singular on the real line."
+                )
+            if mag == 0 or abs(s) <= mag * ctx.mpf(10) ** (-(digits - 3)):
+                out[n] = MomentValue(ctx.zero, True)
+            else:
+                out[n] = MomentValue(s / tau ** self._stein[n])
+        return out
+
+
+def _kind_of(name: str) -> str:
+    if name in ("sq", "sq2"):
+        return "sq"
+    if name == "dsq":
+        return "dsq"
+    return "phi"
+
+
+@functools.lru_cache(maxsize=64)
+def evaluator_for(act: Activation) -> MomentEvaluator:
+    """The (cached) evaluator of every moment of ``act``."""
+    return MomentEvaluator(moment_set(act))
+

@@ -1,0 +1,69 @@
+"""Code generation: SymPy expressions → Python source that runs on an mpmath context.
+
+Generated functions take the context as their first argument (``ctx``), so the same body runs
+with a private ``mpmath.MPContext`` at any precision or with ``mpmath.fp`` for speed, and the
+global ``mp.dps`` is never touched.  Rationals print as ``ctx.mpf(p)/ctx.mpf(q)``: exact at
+the context's precision.  A Float in an expression is a bug upstream and is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sympy as sp
+from sympy.printing.pycode import MpmathPrinter
+
+from .._errors import DerivationError
+
+__all__ = ["ContextPrinter", "compile_function", "function_source"]
+
+
+class ContextPrinter(MpmathPrinter):
+    """MpmathPrinter that prints ``ctx.<name>`` instead of ``mpmath.<name>``."""
+
+    def __init__(self) -> None:
+        super().__init__({"fully_qualified_modules": True, "inline": True})
+
+    def _module_format(self, fqn: str, register: bool = True) -> str:
+        if fqn.startswith("mpmath."):
+            return "ctx." + fqn[len("mpmath.") :]
+        return super()._module_format(fqn, register)
+
+    def _print_Float(self, e: sp.Float) -> str:
+        raise DerivationError(f"Float {e} reached code generation; constants must be exact.")
+
+    def _print_Integer(self, e: sp.Integer) -> str:
+        # Python ints are exact; mixed with mpf they promote at the context's precision.
+        return str(e.p)
+
+
+def function_source(name: str, args: Sequence[sp.Symbol], exprs: Sequence[sp.Expr], doc: str = "") -> str:
+    """Source of ``def name(ctx, *args): return (expr0, expr1, ...)`` with common subexpressions."""
+    printer = ContextPrinter()
+    replacements, reduced = sp.cse(list(exprs), symbols=sp.numbered_symbols("_t"), optimizations=None)
+    arg_names = ", ".join(["ctx", *(printer.doprint(a) for a in args)])
+    lines = [f"def {name}({arg_names}):"]
+    if doc:
+        lines.append(f'    """{doc}"""')
+    for sym, sub in replacements:
+        lines.append(f"    {printer.doprint(sym)} = {printer.doprint(sub)}")
+    body = ", ".join(printer.doprint(e) for e in reduced)
+    lines.append(f"    return ({body},)")
+    return "\n".join(lines) + "\n"
+
+
+def compile_function(
+    name: str, args: Sequence[sp.Symbol], exprs: Sequence[sp.Expr], doc: str = ""
+) -> Callable[..., tuple[Any, ...]]:
+    """Compile :func:`function_source`; the source is kept in ``linecache`` and ``__doc__``."""
+    src = function_source(name, args, exprs, doc)
+    filename = f"<deqrmt-generated-{name}-{hashlib.sha1(src.encode()).hexdigest()[:10]}>"
+    namespace: dict[str, Any] = {}
+    exec(compile(src, filename, "exec"), namespace)  # our own printed SymPy, never user text
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    fn: Callable[..., tuple[Any, ...]] = namespace[name]
+    fn.__doc__ = (doc + "\n\n" if doc else "") + src
+    return fn

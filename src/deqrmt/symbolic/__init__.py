@@ -1,0 +1,32 @@
+"""SymPy layer: activations, Gaussian expectations with weak derivatives, derived formulas.
+
+Never imports :mod:`deqrmt.numeric` or torch.
+"""
+
+from ._activation import LIBRARY as LIBRARY
+from ._activation import X as X
+from ._activation import Activation as Activation
+from ._activation import Piece as Piece
+from ._activation import activation_names as activation_names
+from ._activation import library_activation as library_activation
+from ._expectation import TAU as TAU
+from ._expectation import XI as XI
+from ._expectation import Expectation as Expectation
+from ._expectation import MomentSet as MomentSet
+from ._expectation import gaussian_expectation as gaussian_expectation
+from ._expectation import moment_set as moment_set
+from ._parser import parse_activation as parse_activation
+from ._parser import parse_expression as parse_expression
+from ._recursion import SIGMA_A2 as SIGMA_A2
+from ._recursion import SIGMA_B2 as SIGMA_B2
+from ._recursion import TAU0 as TAU0
+from ._recursion import DEQFormulas as DEQFormulas
+from ._recursion import LayerFormulas as LayerFormulas
+from ._recursion import MomentSymbols as MomentSymbols
+from ._recursion import derive_deq as derive_deq
+from ._recursion import derive_layer as derive_layer
+
+
+def get_activation(spec: "str | Activation") -> Activation:
+    """An :class:`Activation` from a library name, ``name(params)`` or an expression in x."""
+    return spec if isinstance(spec, Activation) else parse_activation(spec)

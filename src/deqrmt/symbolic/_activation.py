@@ -1,0 +1,247 @@
+"""Activations as exact SymPy expressions in one real variable ``x``.
+
+An activation is split once into smooth *pieces* between its kinks (the points where
+Max/Min/Abs/Heaviside/sign/Piecewise switch branch).  Everything downstream, closed-form
+Gaussian integrals, quadrature and the weak derivatives of the theorems, works piece by piece,
+so a kink never reaches a derivative and no DiracDelta is ever formed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+
+import sympy as sp
+
+from .._errors import ActivationError, InvalidArgument, UnknownActivation
+
+__all__ = ["X", "Activation", "Piece", "LIBRARY", "library_activation", "activation_names"]
+
+#: The activation's argument.  Real, so that sqrt(x**2) is |x| and conjugates vanish.
+X = sp.Symbol("x", real=True)
+
+
+def exact(expr: sp.Expr | int | str) -> sp.Expr:
+    """Return ``expr`` with every Float replaced by the Rational of its decimal digits.
+
+    `0.1` becomes `1/10`, not the binary double nearest to it: a user who typed 0.1 meant 1/10.
+    """
+    e = sp.sympify(expr) if not isinstance(expr, sp.Basic) else expr
+    floats = {f: sp.Rational(str(f)) for f in e.atoms(sp.Float)}
+    return e.xreplace(floats) if floats else e
+
+
+@dataclasses.dataclass(frozen=True)
+class Piece:
+    """φ restricted to the open interval (lo, hi): a smooth (analytic) expression in `x`."""
+
+    lo: sp.Expr
+    hi: sp.Expr
+    expr: sp.Expr
+
+
+def _branch_at(pw: sp.Piecewise, point: sp.Expr) -> sp.Expr:
+    for value, cond in pw.args:
+        if cond is sp.true or bool(cond.subs(X, point)):
+            return value
+    raise ActivationError(f"Piecewise {pw} is undefined at x = {point}.")
+
+
+def _select(expr: sp.Expr, point: sp.Expr) -> sp.Expr:
+    """The branch of every Piecewise inside `expr` that holds at `point`."""
+    while expr.has(sp.Piecewise):
+        expr = expr.replace(
+            lambda e: isinstance(e, sp.Piecewise), lambda pw: _branch_at(pw, point)
+        )
+    return expr
+
+
+def _breakpoints(expr: sp.Expr) -> list[sp.Expr]:
+    points: set[sp.Expr] = set()
+    for pw in expr.atoms(sp.Piecewise):
+        for _, cond in pw.args:
+            for rel in cond.atoms(sp.core.relational.Relational):
+                diff = sp.expand(rel.lhs - rel.rhs)
+                if not diff.has(X):
+                    continue
+                poly = sp.Poly(diff, X) if diff.is_polynomial(X) else None
+                if poly is None or poly.degree() != 1:
+                    raise ActivationError(
+                        f"cannot locate the kink of condition {rel}: only conditions linear "
+                        "in x are supported."
+                    )
+                a, b = poly.all_coeffs()
+                points.add(sp.nsimplify(-b / a))
+    real = [p for p in points if p.is_real]
+    return sorted(real, key=lambda p: float(p))
+
+
+@dataclasses.dataclass(frozen=True)
+class Activation:
+    """A pointwise activation φ(x), exact.
+
+    Attributes:
+      name: a label (library name or the user's expression).
+      expr: SymPy expression in :data:`X` with exact (Rational/symbolic) constants.
+    """
+
+    name: str
+    expr: sp.Expr
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.expr, sp.Expr):
+            raise InvalidArgument(f"Activation {self.name!r}: expr must be a SymPy expression.")
+        extra = self.expr.free_symbols - {X}
+        if extra:
+            raise InvalidArgument(
+                f"Activation {self.name!r} has free symbols {sorted(map(str, extra))}; "
+                "only `x` is allowed (give parameters numeric values)."
+            )
+        if self.expr.atoms(sp.Float):
+            object.__setattr__(self, "expr", exact(self.expr))
+
+    @property
+    def x(self) -> sp.Symbol:
+        return X
+
+    @functools.cached_property
+    def _piecewise(self) -> sp.Expr:
+        e = self.expr.rewrite(sp.Piecewise)
+        return sp.piecewise_fold(e) if e.has(sp.Piecewise) else e
+
+    @functools.cached_property
+    def kinks(self) -> tuple[sp.Expr, ...]:
+        """Points where φ switches branch (sorted, exact)."""
+        return tuple(_breakpoints(self._piecewise))
+
+    @functools.cached_property
+    def pieces(self) -> tuple[Piece, ...]:
+        """φ on each interval between consecutive kinks, each a smooth expression."""
+        bounds = [sp.S.NegativeInfinity, *self.kinks, sp.S.Infinity]
+        out = []
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            if lo is sp.S.NegativeInfinity:
+                mid = hi - 1 if hi is not sp.S.Infinity else sp.S.Zero
+            elif hi is sp.S.Infinity:
+                mid = lo + 1
+            else:
+                mid = (lo + hi) / 2
+            piece = _select(self._piecewise, mid)
+            # Heaviside/sign inside a piece are constant there; freeze them.
+            piece = piece.replace(
+                lambda e: isinstance(e, (sp.Heaviside, sp.sign)), lambda e: e.subs(X, mid)
+            )
+            out.append(Piece(lo, hi, sp.simplify(piece) if piece.has(sp.Abs) else piece))
+        return tuple(out)
+
+    @functools.cached_property
+    def derivative_pieces(self) -> tuple[Piece, ...]:
+        """Classical φ' on each piece (no DiracDelta: kinks are excluded from the intervals)."""
+        return tuple(Piece(p.lo, p.hi, sp.diff(p.expr, X)) for p in self.pieces)
+
+    @functools.cached_property
+    def is_continuous(self) -> bool:
+        """True when the pieces join at every kink (φ' then has no Dirac mass)."""
+        ps = self.pieces
+        for left, right in zip(ps[:-1], ps[1:], strict=True):
+            k = left.hi
+            if sp.simplify(left.expr.subs(X, k) - right.expr.subs(X, k)) != 0:
+                return False
+        return True
+
+    @functools.cached_property
+    def parity(self) -> int:
+        """+1 if φ is even, -1 if odd, 0 otherwise (decided exactly, piece by piece)."""
+        ps = self.pieces
+        if [sp.simplify(-k) for k in reversed(self.kinks)] != list(self.kinks):
+            return 0
+        for sign in (-1, 1):
+            ok = True
+            for p, q in zip(ps, reversed(ps), strict=True):
+                diff = sp.expand(p.expr.subs(X, -X) - sign * q.expr)
+                if diff != 0 and sp.simplify(diff.rewrite(sp.exp)) != 0:
+                    ok = False
+                    break
+            if ok:
+                return sign
+        return 0
+
+    def centered(self, c: sp.Expr) -> Activation:
+        """φ − c, the activation the theorems see once centered at its fixed point."""
+        return Activation(f"{self.name} - c", self.expr - c)
+
+
+# ---------------------------------------------------------------------------
+# The library.  Each entry is (builder, parameter names, defaults); parameters are exact.
+# ---------------------------------------------------------------------------
+
+
+def _relu() -> sp.Expr:
+    return sp.Max(X, 0)
+
+
+def _leaky_relu(slope: sp.Expr = sp.Rational(1, 100)) -> sp.Expr:
+    if not (0 <= slope < 1):
+        raise InvalidArgument(f"leaky_relu expects 0 <= slope < 1, got slope={slope}.")
+    return sp.Max(X, slope * X)
+
+
+def _hard_tanh(a: sp.Expr = sp.S.One, c: sp.Expr = sp.S.One) -> sp.Expr:
+    if not c > 0:
+        raise InvalidArgument(f"hard_tanh expects c > 0, got c={c}.")
+    return a * sp.Min(sp.Max(X, -c), c)
+
+
+def _elu(alpha: sp.Expr = sp.S.One) -> sp.Expr:
+    return sp.Piecewise((X, X > 0), (alpha * (sp.exp(X) - 1), True))
+
+
+def _polynomial(*coeffs: sp.Expr) -> sp.Expr:
+    if not coeffs:
+        raise InvalidArgument("polynomial needs its coefficients c0, c1, ...: polynomial(0, 1, 0.25).")
+    return sp.Add(*[c * X**k for k, c in enumerate(coeffs)])
+
+
+LIBRARY: dict[str, tuple[Callable[..., sp.Expr], str]] = {
+    "relu": (_relu, "max(x, 0)"),
+    "leaky_relu": (_leaky_relu, "max(x, slope·x); slope defaults to 0.01"),
+    "tanh": (lambda: sp.tanh(X), "tanh(x)"),
+    "hard_tanh": (_hard_tanh, "a·clip(x, −c, c); a = c = 1 by default"),
+    "erf": (lambda: sp.erf(X), "erf(x)"),
+    "sigmoid": (lambda: 1 / (1 + sp.exp(-X)), "1/(1 + e^{−x})"),
+    "silu": (lambda: X / (1 + sp.exp(-X)), "x·sigmoid(x)"),
+    "swish": (lambda: X / (1 + sp.exp(-X)), "x·sigmoid(x) (= silu)"),
+    "gelu": (lambda: X * (1 + sp.erf(X / sp.sqrt(2))) / 2, "x·Φ(x), exact"),
+    "softplus": (lambda: sp.log(1 + sp.exp(X)), "log(1 + e^x)"),
+    "elu": (_elu, "x for x > 0, α(e^x − 1) otherwise; α = 1 by default"),
+    "sin": (lambda: sp.sin(X), "sin(x)"),
+    "cos": (lambda: sp.cos(X), "cos(x)"),
+    "identity": (lambda: X, "x"),
+    "sign": (lambda: sp.sign(X), "sign(x) (discontinuous: CK only)"),
+    "polynomial": (_polynomial, "c0 + c1·x + c2·x² + …, coefficients given"),
+    "quadratic": (lambda: X + X**2 / 4, "x + x²/4 (a quadratic with an attracting fixed point)"),
+}
+
+
+def activation_names() -> list[str]:
+    return sorted(LIBRARY)
+
+
+def library_activation(name: str, params: Sequence[sp.Expr] = ()) -> Activation:
+    """Build a library activation with exact parameters, e.g. ``("leaky_relu", [1/10])``."""
+    try:
+        builder, _ = LIBRARY[name]
+    except KeyError:
+        raise UnknownActivation(
+            f"unknown activation {name!r}; library names: {', '.join(activation_names())}, "
+            "or give an expression in x such as 'max(x, 0.1*x)'."
+        ) from None
+    try:
+        expr = builder(*[exact(p) for p in params])
+    except TypeError:
+        raise InvalidArgument(
+            f"{name} takes different parameters than {len(params)} given: {LIBRARY[name][1]}."
+        ) from None
+    label = name if not params else f"{name}({', '.join(str(p) for p in params)})"
+    return Activation(label, exact(expr))

@@ -1,0 +1,210 @@
+"""Safe parsing of user activations given as text.
+
+The text is parsed by :func:`ast.parse` (which builds a tree and executes nothing) and the
+tree is walked against a whitelist; SymPy objects are built node by node.  Raw text never
+reaches ``eval`` or ``sympify``.  Decimal literals are read from their source digits, so
+"0.1" is exactly 1/10.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+import sympy as sp
+
+from .._errors import ParseError, UnknownActivation
+from ._activation import LIBRARY, X, Activation, library_activation
+
+__all__ = ["parse_activation", "parse_expression", "MAX_LENGTH", "FUNCTIONS"]
+
+MAX_LENGTH = 400
+_MAX_POWER = 64  # |p|, |q| of a constant exponent: x**1000 would only make SymPy crawl
+_MAX_LITERAL_DIGITS = 60
+
+
+def _nary(f: Callable[..., sp.Expr], name: str) -> Callable[..., sp.Expr]:
+    def g(*args: sp.Expr) -> sp.Expr:
+        if len(args) < 2:
+            raise ParseError(f"{name}() needs at least two arguments.")
+        return f(*args)
+
+    return g
+
+
+def _unary(f: Callable[[sp.Expr], sp.Expr], name: str) -> Callable[..., sp.Expr]:
+    def g(*args: sp.Expr) -> sp.Expr:
+        if len(args) != 1:
+            raise ParseError(f"{name}() takes exactly one argument, got {len(args)}.")
+        return f(args[0])
+
+    return g
+
+
+FUNCTIONS: dict[str, Callable[..., sp.Expr]] = {
+    "exp": _unary(sp.exp, "exp"),
+    "log": _unary(sp.log, "log"),
+    "sqrt": _unary(sp.sqrt, "sqrt"),
+    "abs": _unary(sp.Abs, "abs"),
+    "max": _nary(sp.Max, "max"),
+    "min": _nary(sp.Min, "min"),
+    "tanh": _unary(sp.tanh, "tanh"),
+    "sin": _unary(sp.sin, "sin"),
+    "cos": _unary(sp.cos, "cos"),
+    "erf": _unary(sp.erf, "erf"),
+    "erfc": _unary(sp.erfc, "erfc"),
+    "sigmoid": _unary(lambda u: 1 / (1 + sp.exp(-u)), "sigmoid"),
+    "softplus": _unary(lambda u: sp.log(1 + sp.exp(u)), "softplus"),
+    "relu": _unary(lambda u: sp.Max(u, 0), "relu"),
+    "heaviside": _unary(lambda u: sp.Heaviside(u, sp.S.Half), "heaviside"),
+    "sign": _unary(sp.sign, "sign"),
+}
+_NAMES: dict[str, sp.Expr] = {"x": X, "pi": sp.pi}
+_BINOPS: dict[type, Callable[[sp.Expr, sp.Expr], sp.Expr]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+}
+_NUMBER = re.compile(r"^(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+class _Builder:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def build(self, node: ast.AST) -> sp.Expr:
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise ParseError(self._where(node, f"{type(node).__name__} is not allowed"))
+        result: sp.Expr = method(node)
+        return result
+
+    def _where(self, node: ast.AST, what: str) -> str:
+        seg = ast.get_source_segment(self.text, node) if hasattr(node, "lineno") else None
+        return f"{what}: {seg!r} in {self.text!r}" if seg else f"{what} in {self.text!r}"
+
+    def _Expression(self, node: ast.Expression) -> sp.Expr:
+        return self.build(node.body)
+
+    def _Constant(self, node: ast.Constant) -> sp.Expr:
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            raise ParseError(self._where(node, "only numbers are allowed as constants"))
+        digits = ast.get_source_segment(self.text, node) or ""
+        m = _NUMBER.match(digits.strip())
+        if not m:
+            raise ParseError(self._where(node, "unsupported number format"))
+        mantissa, exponent = m.group(1), m.group(2)
+        if len(mantissa) > _MAX_LITERAL_DIGITS or (exponent and abs(int(exponent[1:])) > 100):
+            raise ParseError(self._where(node, "number too long or exponent too large"))
+        return sp.Rational(digits.strip())
+
+    def _Name(self, node: ast.Name) -> sp.Expr:
+        if node.id in _NAMES:
+            return _NAMES[node.id]
+        if node.id.startswith("_"):
+            raise ParseError(self._where(node, "names starting with '_' are not allowed"))
+        raise UnknownActivation(
+            self._where(node, f"unknown name {node.id!r}; the variable is x, constants: pi")
+        )
+
+    def _UnaryOp(self, node: ast.UnaryOp) -> sp.Expr:
+        operand = self.build(node.operand)
+        if isinstance(node.op, ast.USub):
+            return -operand
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        raise ParseError(self._where(node, "only unary + and - are allowed"))
+
+    def _BinOp(self, node: ast.BinOp) -> sp.Expr:
+        left, right = self.build(node.left), self.build(node.right)
+        if isinstance(node.op, ast.Pow):
+            if not right.has(X):
+                r = sp.nsimplify(right)
+                if not (r.is_Rational and abs(r.p) <= _MAX_POWER and r.q <= _MAX_POWER):
+                    raise ParseError(
+                        self._where(node, f"constant exponents must be rationals p/q with |p|, q <= {_MAX_POWER}")
+                    )
+            return sp.Pow(left, right)
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise ParseError(self._where(node, "only + - * / ** are allowed"))
+        if isinstance(node.op, ast.Div) and right == 0:
+            raise ParseError(self._where(node, "division by zero"))
+        return op(left, right)
+
+    def _Call(self, node: ast.Call) -> sp.Expr:
+        if not isinstance(node.func, ast.Name):
+            raise ParseError(self._where(node, "only plain function calls like tanh(x) are allowed"))
+        if node.keywords:
+            raise ParseError(self._where(node, "keyword arguments are not allowed"))
+        name = node.func.id
+        f = FUNCTIONS.get(name)
+        if f is None:
+            if name.startswith("_"):
+                raise ParseError(self._where(node, "names starting with '_' are not allowed"))
+            raise UnknownActivation(
+                self._where(
+                    node, f"unknown function {name!r}; allowed: {', '.join(sorted(FUNCTIONS))}"
+                )
+            )
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                raise ParseError(self._where(node, "*args are not allowed"))
+            args.append(self.build(a))
+        return f(*args)
+
+
+def _tree(text: str) -> ast.Expression:
+    if not isinstance(text, str):
+        raise ParseError(f"activation must be a string, got {type(text).__name__}.")
+    if len(text) > MAX_LENGTH:
+        raise ParseError(f"activation string is {len(text)} characters; the limit is {MAX_LENGTH}.")
+    if not text.strip():
+        raise ParseError("activation string is empty; try 'tanh' or 'max(x, 0.1*x)'.")
+    try:
+        return ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise ParseError(f"cannot parse {text!r}: {e.msg}.") from None
+
+
+def parse_expression(text: str) -> sp.Expr:
+    """Parse an expression in `x` from the whitelisted grammar into an exact SymPy expression.
+
+    Example:
+      >>> parse_expression("max(x, 0.1*x)")
+      Max(x, x/10)
+    """
+    tree = _tree(text)
+    try:
+        return _Builder(text.strip()).build(tree)
+    except RecursionError:
+        raise ParseError(f"expression {text!r} is nested too deeply.") from None
+
+
+def parse_activation(text: str) -> Activation:
+    """A library activation (``tanh``, ``leaky_relu(0.1)``) or an expression in ``x``.
+
+    Library parameters are numbers: ``hard_tanh(1.2, 0.8)``, ``polynomial(0, 1, 0.25)``.
+    """
+    tree = _tree(text)
+    body = tree.body
+    builder = _Builder(text.strip())
+    if isinstance(body, ast.Name) and body.id in LIBRARY:
+        return library_activation(body.id)
+    if (
+        isinstance(body, ast.Call)
+        and isinstance(body.func, ast.Name)
+        and body.func.id in LIBRARY
+        and not body.keywords
+    ):
+        args = [builder.build(a) for a in body.args]
+        if all(not a.has(X) for a in args) and (body.func.id not in FUNCTIONS or args):
+            if not (body.func.id in FUNCTIONS and len(args) == 1 and args[0].has(X)):
+                return library_activation(body.func.id, args)
+    expr = parse_expression(text)
+    if not expr.has(X):
+        raise ParseError(f"activation {text!r} does not depend on x.")
+    return Activation(text.strip(), expr)

@@ -1,0 +1,272 @@
+r"""Derivation of the CK/NTK coefficient formulas from the kernel map, by SymPy.
+
+Nothing here is transcribed from the paper.  For two samples i ≠ j the pre-activations
+(u, v) are centered Gaussians with Var u = τ² + δ_i, Var v = τ² + δ_j and Cov = c, where in
+the GMM regime c = O(p^{-1/2}) and δ = O(p^{-1/2}).  A second-order Taylor expansion of the
+bivariate expectation uses, at (c, δ_i, δ_j) = 0,
+
+    ∂^a_c ∂^b_{δ_i} ∂^e_{δ_j} E[f(u) g(v)] = 2^{-(b+e)} E[f^{(a+2b)}(τξ)] E[g^{(a+2e)}(τξ)]      (heat eq.)
+
+The off-diagonal kernel is written on the ansatz basis {X, S, T} with
+X = x_iᵀx_j (order ε), S = s_i s_j with s_i = t_a/√p + ψ_i (order ε²), T = T_ab/p (order ε²),
+and the diagonal fluctuation δ_i = α₄ s_i (order ε).  Products reduce by
+X² → T (self-averaging of (x_iᵀx_j)²), s_i s_j → S, and X·s_i → 0 (a diagonal-times-XᵀX matrix
+of vanishing operator norm).  Any other term of order ≤ ε² (a constant, a lone s_i, s_i²)
+would not be captured by the ansatz and raises :class:`~deqrmt.DerivationError`.  Matching
+the coefficients of X, S, T (and of s_i on the diagonal) gives linear equations that SymPy
+solves: fixed-point equations for the DEQ, one-step recursions for an explicit layer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+from collections.abc import Mapping
+
+import sympy as sp
+
+from .._errors import DerivationError
+from ._cache import cached
+
+__all__ = [
+    "MomentSymbols",
+    "DEQFormulas",
+    "LayerFormulas",
+    "derive_deq",
+    "derive_layer",
+    "cross_expectation",
+    "reduce_to_ansatz",
+    "SIGMA_A2",
+    "SIGMA_B2",
+    "TAU0",
+]
+
+SIGMA_A2, SIGMA_B2 = sp.symbols("sigma_a2 sigma_b2", positive=True)
+TAU0 = sp.Symbol("tau_0", positive=True)
+EPS = sp.Symbol("epsilon")
+X_, S_, T_, SI, SJ = sp.symbols("X S T s_i s_j")
+
+
+@dataclasses.dataclass(frozen=True)
+class MomentSymbols:
+    """Named symbols for the Gaussian moments of one activation at one scale τ.
+
+    ``mu[k]`` is E[φ^{(k)}(τξ)] (weak), ``sq`` E[φ²], ``sq2`` E[(φ²)''], ``dsq`` E[φ'²].
+    """
+
+    mu: tuple[sp.Symbol, ...]
+    sq: sp.Symbol
+    sq2: sp.Symbol
+    dsq: sp.Symbol
+
+    @staticmethod
+    def make(tag: str = "") -> MomentSymbols:
+        mu = tuple(sp.Symbol(f"mu{k}{tag}", real=True) for k in range(6))
+        return MomentSymbols(
+            mu,
+            sp.Symbol(f"sq{tag}", positive=True),
+            sp.Symbol(f"sq2{tag}", real=True),
+            sp.Symbol(f"dsq{tag}", nonnegative=True),
+        )
+
+    def names(self) -> dict[sp.Symbol, str]:
+        """Symbol → moment name used by :func:`deqrmt.symbolic.moment_set`."""
+        out = {m: ("phi" if k == 0 else f"d{k}") for k, m in enumerate(self.mu)}
+        out.update({self.sq: "sq", self.sq2: "sq2", self.dsq: "dsq"})
+        return out
+
+
+def cross_expectation(
+    f_mu: tuple[sp.Expr, ...], g_mu: tuple[sp.Expr, ...], c: sp.Expr, di: sp.Expr, dj: sp.Expr
+) -> sp.Expr:
+    """Second-order expansion of E[f(u) g(v)] in (c, δ_i, δ_j) by the heat-equation rule."""
+    total = sp.S.Zero
+    for a, b, e in itertools.product(range(3), repeat=3):
+        if a + b + e > 2:
+            continue
+        coef = sp.Rational(1, 2 ** (b + e)) / (sp.factorial(a) * sp.factorial(b) * sp.factorial(e))
+        total += coef * f_mu[a + 2 * b] * g_mu[a + 2 * e] * c**a * di**b * dj**e
+    return total
+
+
+def reduce_to_ansatz(expr: sp.Expr) -> dict[sp.Symbol, sp.Expr]:
+    """Truncate at order ε², reduce products, and return the coefficients of X, S, T."""
+    poly = sp.Poly(sp.expand(expr), EPS, X_, S_, T_, SI, SJ)
+    out: dict[sp.Symbol, sp.Expr] = {X_: sp.S.Zero, S_: sp.S.Zero, T_: sp.S.Zero}
+    for (ke, kx, ks, kt, ki, kj), coeff in poly.terms():
+        if ke > 2:
+            continue
+        monom = (kx, ks, kt, ki, kj)
+        if monom == (1, 0, 0, 0, 0):
+            out[X_] += coeff
+        elif monom in ((0, 1, 0, 0, 0), (0, 0, 0, 1, 1)):
+            out[S_] += coeff
+        elif monom in ((0, 0, 1, 0, 0), (2, 0, 0, 0, 0)):
+            out[T_] += coeff
+        elif monom in ((1, 0, 0, 1, 0), (1, 0, 0, 0, 1)):
+            continue  # D_s XᵀX: operator norm O(p^{-1/2})
+        elif sp.expand(coeff) != 0:
+            raise DerivationError(
+                f"term {coeff}·{sp.Mul(*[v**k for v, k in zip((X_, S_, T_, SI, SJ), monom, strict=True)])} "
+                "at order ≤ ε² is outside the ansatz {X, S, T}; is the activation centered?"
+            )
+    return out
+
+
+def _off_diag(c1: sp.Expr, c2: sp.Expr, c3: sp.Expr) -> sp.Expr:
+    return EPS * c1 * X_ + EPS**2 * (c2 * S_ + c3 * T_)
+
+
+@dataclasses.dataclass(frozen=True)
+class DEQFormulas:
+    r"""Fixed-point formulas of the DEQ's CK and NTK (ICML 2024, Theorems 1–2, derived).
+
+    All expressions are in :data:`SIGMA_A2`, :data:`SIGMA_B2`, :data:`TAU0` and the moment
+    symbols ``m`` of the centered φ at τ*.  ``tau_sq_map`` is the right side of
+    τ*² = σ_a² E[φ²(τ*ξ)] + σ_b² τ0²; ``kappa_sq`` is κ*², the NTK diagonal.
+    """
+
+    m: MomentSymbols
+    tau_sq_map: sp.Expr
+    gamma_sq: sp.Expr
+    alpha: tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr]
+    beta: tuple[sp.Expr, sp.Expr, sp.Expr]
+    kappa_sq: sp.Expr
+
+    def as_dict(self) -> dict[str, sp.Expr]:
+        return {
+            "gamma_star": sp.sqrt(self.gamma_sq),
+            "alpha_1": self.alpha[0],
+            "alpha_2": self.alpha[1],
+            "alpha_3": self.alpha[2],
+            "alpha_4": self.alpha[3],
+            "beta_1": self.beta[0],
+            "beta_2": self.beta[1],
+            "beta_3": self.beta[2],
+            "kappa_star": sp.sqrt(self.kappa_sq),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerFormulas:
+    r"""One explicit layer x^{(l)} = σ_l(W_l x^{(l−1)})/√m (ICML 2024, Theorem 3, derived).
+
+    Expressions in the previous layer's ``prev`` symbols (tau, alpha_1..4, beta_1..3, kappa)
+    and the moments ``m`` of the centered σ_l at τ̃_{l−1}.  NTK: Θ^{(l)} = Σ^{(l)} + Θ^{(l−1)}∘Σ̇^{(l)},
+    every layer trainable.
+    """
+
+    m: MomentSymbols
+    prev: Mapping[str, sp.Symbol]
+    tau_sq: sp.Expr
+    alpha: tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr]
+    beta: tuple[sp.Expr, sp.Expr, sp.Expr]
+    kappa_sq: sp.Expr
+
+
+def _solve_linear(unknown: sp.Symbol, rhs: sp.Expr) -> sp.Expr:
+    """Solve ``unknown = rhs`` where rhs is affine in ``unknown`` (a fixed-point equation)."""
+    coeff = sp.diff(rhs, unknown)
+    if sp.diff(coeff, unknown) != 0:
+        raise DerivationError(f"{unknown} = {rhs} is not linear in {unknown}.")
+    rest = sp.expand(rhs - coeff * unknown)
+    return rest / (1 - coeff)
+
+
+def _centered(expr: sp.Expr, m: MomentSymbols) -> sp.Expr:
+    return expr.subs(m.mu[0], 0)
+
+
+@functools.lru_cache(maxsize=4)
+def derive_deq(*, input_injection: bool = True) -> DEQFormulas:
+    """Derive the DEQ formulas (memoised in memory and on disk); see :func:`_derive_deq`."""
+    return cached(
+        "derive-deq", f"injection={input_injection}", lambda: _derive_deq(input_injection), DEQFormulas
+    )
+
+
+def _derive_deq(input_injection: bool) -> DEQFormulas:
+    r"""Derive τ*, γ*, α*₁..₄, β*₁..₃, κ* for z = φ(σ_a A z + σ_b B x)/√m.
+
+    The pre-activation kernel is Λ = σ_a² G + σ_b² XᵀX (``input_injection=False`` drops the
+    σ_b² XᵀX term, i.e. σ_b = 0).  CK: G = E[φ(u)φ(v)] at the fixed point.  NTK for the
+    parameters (a, A): K = G + K∘Ġ with Ġ = σ_a² E[φ'(u)φ'(v)], i.e. K* = G*/(1 − Ġ*).
+    """
+    m = MomentSymbols.make()
+    mu = tuple(_c for _c in m.mu)
+    a1, a2, a3, a4 = sp.symbols("alpha_1 alpha_2 alpha_3 alpha_4")
+    b1, b2, b3 = sp.symbols("beta_1 beta_2 beta_3")
+    sb2 = SIGMA_B2 if input_injection else sp.S.Zero
+
+    # Diagonal: δ_i = σ_a² (∂G_ii/∂Λ_ii) δ_i + σ_b² s_i with ∂G_ii/∂Λ_ii = E[(φ²)'']/2.
+    a4_sol = _solve_linear(a4, SIGMA_A2 * m.sq2 / 2 * a4 + sb2)
+
+    # Off-diagonal CK fixed point.  Unknowns stay symbols until the end: expanding with the
+    # solved rational expressions inside would cost seconds for nothing.
+    g = _off_diag(a1, a2, a3)
+    lam = SIGMA_A2 * g + sb2 * EPS * X_
+    di, dj = EPS * a4 * SI, EPS * a4 * SJ
+    rhs = reduce_to_ansatz(_centered(cross_expectation(mu, mu, lam, di, dj), m))
+    a1_sol = _solve_linear(a1, rhs[X_])
+    a2_sol = _solve_linear(a2, rhs[S_])
+    a3_sol = _solve_linear(a3, rhs[T_])
+    known = {a4: a4_sol}
+    known[a1] = a1_sol.subs(known)
+    known[a2] = a2_sol.subs(known)
+    known[a3] = a3_sol.subs(known)
+    alpha = tuple(sp.factor(known[s]) for s in (a1, a2, a3, a4))
+
+    # NTK: K = G + K∘Ġ, Ġ = σ_a² E[φ'(u) φ'(v)].
+    k = _off_diag(b1, b2, b3)
+    gdot = SIGMA_A2 * cross_expectation(mu[1:], mu[1:], lam, di, dj)
+    rhs_k = reduce_to_ansatz(_centered(g + k * gdot, m))
+    b1_sol = _solve_linear(b1, rhs_k[X_])
+    b2_sol = _solve_linear(b2, rhs_k[S_].subs(b1, b1_sol))
+    b3_sol = _solve_linear(b3, rhs_k[T_].subs(b1, b1_sol))
+    beta = tuple(sp.factor(sp.together(b.subs(known))) for b in (b1_sol, b2_sol, b3_sol))
+
+    # Diagonal of the NTK: K_ii = G_ii + K_ii σ_a² E[φ'(u)²].
+    kii = sp.Symbol("K_ii")
+    kappa_sq = _solve_linear(kii, m.sq + kii * SIGMA_A2 * m.dsq)
+    return DEQFormulas(
+        m=m,
+        tau_sq_map=SIGMA_A2 * m.sq + sb2 * TAU0**2,
+        gamma_sq=m.sq,
+        alpha=alpha,  # type: ignore[arg-type]
+        beta=beta,  # type: ignore[arg-type]
+        kappa_sq=sp.factor(kappa_sq),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def derive_layer() -> LayerFormulas:
+    """Derive one explicit layer's recursion (memoised); see :func:`_derive_layer`."""
+    return cached("derive-layer", "v1", _derive_layer, LayerFormulas)
+
+
+def _derive_layer() -> LayerFormulas:
+    r"""Derive one explicit layer's recursion: Λ^{(l)} = Σ^{(l−1)}, Σ^{(l)} = E[σ_l(u)σ_l(v)]."""
+    m = MomentSymbols.make()
+    mu = m.mu
+    prev = {
+        name: sp.Symbol(f"{name}_prev", real=True)
+        for name in ("tau", "alpha_1", "alpha_2", "alpha_3", "alpha_4", "beta_1", "beta_2", "beta_3", "kappa")
+    }
+    lam = _off_diag(prev["alpha_1"], prev["alpha_2"], prev["alpha_3"])
+    di, dj = EPS * prev["alpha_4"] * SI, EPS * prev["alpha_4"] * SJ
+    sigma = reduce_to_ansatz(_centered(cross_expectation(mu, mu, lam, di, dj), m))
+    theta_prev = _off_diag(prev["beta_1"], prev["beta_2"], prev["beta_3"])
+    sigma_full = _off_diag(sigma[X_], sigma[S_], sigma[T_])
+    sdot = cross_expectation(mu[1:], mu[1:], lam, di, dj)
+    theta = reduce_to_ansatz(_centered(sigma_full + theta_prev * sdot, m))
+    alpha = (sigma[X_], sigma[S_], sigma[T_], m.sq2 / 2 * prev["alpha_4"])
+    beta = (theta[X_], theta[S_], theta[T_])
+    return LayerFormulas(
+        m=m,
+        prev=prev,
+        tau_sq=m.sq,
+        alpha=alpha,
+        beta=beta,
+        kappa_sq=m.sq + prev["kappa"] ** 2 * m.dsq,
+    )
