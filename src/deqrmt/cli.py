@@ -34,11 +34,17 @@ def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
         help="τ*, γ*, α*₁..₄, β*₁..₃, κ* of a DEQ (ICML 2024, Theorems 1–2)",
         description="Coefficients of the DEQ z = φ(σ_a A z + σ_b B x)/√m, to verified digits.",
     )
-    p.add_argument("activation", metavar="ACT", help="library name (tanh, relu, leaky_relu(0.1), …) or an expression in x")
+    p.add_argument(
+        "activation",
+        metavar="ACT",
+        help="library name (tanh, relu, leaky_relu(0.1), …) or an expression in x",
+    )
     p.add_argument("--sigma-a2", default="0.2", help="σ_a² (default 0.2)")
     p.add_argument("--sigma-b2", default=None, help="σ_b² (default 1 − σ_a²)")
     p.add_argument("--tau0", default="1", help="τ0 = √(tr C°/p) (default 1)")
-    p.add_argument("--no-center", action="store_true", help="keep φ as given; refuse if E[φ(τ*ξ)] ≠ 0")
+    p.add_argument(
+        "--no-center", action="store_true", help="keep φ as given; refuse if E[φ(τ*ξ)] ≠ 0"
+    )
     _add_common(p)
 
     p = sub.add_parser(
@@ -58,12 +64,13 @@ def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
         "validate",
         help="Monte Carlo / exact-kernel check of the coefficients (needs the [validate] extra)",
     )
-    configure = None
+    configure: Any = None
     if with_validate:
         try:
-            from .validate._cli import configure_parser as configure
+            from .validate import _cli as validate_cli
         except ImportError:  # the [validate] extra is missing: the rest of the CLI still works
-            configure = None
+            validate_cli = None
+        configure = getattr(validate_cli, "configure_parser", None)
     if configure is None:
         p.add_argument("rest", nargs=argparse.REMAINDER)
     else:
@@ -94,7 +101,12 @@ def _coefficients(args: argparse.Namespace) -> int:
     from .numeric import DEQ_KEYS, deq_coefficients
 
     res = deq_coefficients(
-        args.activation, args.sigma_a2, args.sigma_b2, args.tau0, args.dps, center=not args.no_center
+        args.activation,
+        args.sigma_a2,
+        args.sigma_b2,
+        args.tau0,
+        args.dps,
+        center=not args.no_center,
     )
     if args.json:
         print(res.to_json())
@@ -132,7 +144,9 @@ def _activations(args: argparse.Namespace) -> int:
     from .symbolic import LIBRARY
 
     if args.json:
-        print(json.dumps({k: v[1] for k, v in sorted(LIBRARY.items())}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps({k: v[1] for k, v in sorted(LIBRARY.items())}, indent=2, ensure_ascii=False)
+        )
     else:
         for k, (_, doc) in sorted(LIBRARY.items()):
             print(f"{k:<12} {doc}")

@@ -16,5 +16,6 @@ from ._moments import MomentEvaluator as MomentEvaluator
 from ._moments import evaluator_for as evaluator_for
 from ._printer import compile_function as compile_function
 from ._printer import function_source as function_source
+from ._sweep import deq_coefficients_sweep as deq_coefficients_sweep
 from ._verify import Verified as Verified
 from ._verify import to_rational as to_rational

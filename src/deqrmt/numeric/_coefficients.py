@@ -76,7 +76,9 @@ def _deq_function() -> tuple[Callable[..., tuple[Any, ...]], list[str]]:
     names = f.m.names()
     args = sorted(set().union(*(e.free_symbols for e in exprs.values())), key=str)
     arg_names = [names.get(a, str(a)) for a in args]
-    fn = compile_function("deq_coefficients", args, list(exprs.values()), doc="Derived DEQ CK/NTK coefficients.")
+    fn = compile_function(
+        "deq_coefficients", args, list(exprs.values()), doc="Derived DEQ CK/NTK coefficients."
+    )
     return fn, arg_names
 
 
@@ -88,7 +90,9 @@ def _layer_function() -> tuple[Callable[..., tuple[Any, ...]], list[str]]:
     inverse_prev = {v: k + "_prev" for k, v in f.prev.items()}
     args = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
     arg_names = [names.get(a, inverse_prev.get(a, str(a))) for a in args]
-    fn = compile_function("layer_coefficients", args, exprs, doc="Derived explicit-layer recursion.")
+    fn = compile_function(
+        "layer_coefficients", args, exprs, doc="Derived explicit-layer recursion."
+    )
     return fn, arg_names
 
 
@@ -199,7 +203,9 @@ def _fp_fixed_point(ev: Any, sa2: float, sb2t0: float, center: bool) -> tuple[fl
     )
 
 
-def _scan_other_roots(ev: Any, sa2: float, sb2t0: float, center: bool, q_star: float) -> list[float]:
+def _scan_other_roots(
+    ev: Any, sa2: float, sb2t0: float, center: bool, q_star: float
+) -> list[float]:
     """Sign changes of F(q) − q on a log grid away from q* (float64, coarse): other fixed points."""
     fp = mpmath.fp
     roots = []
@@ -229,15 +235,17 @@ def _deq_run(
     tau0: sp.Rational,
     dps: int,
     refine: int,
-    q_fp: float,
+    q_start: Any,
     center: bool,
 ) -> tuple[dict[str, Any], dict[str, Any], set[str]]:
     ctx = mpmath.MPContext()
     ctx.dps = dps
     ev = evaluator_for(act)
     a2, b2, t0 = (ctx.mpf(int(v.p)) / int(v.q) for v in (sa2, sb2, tau0))
-    q = ctx.mpf(q_fp)
+    q = ctx.mpf(q_start)
     tol = ctx.mpf(10) ** (-(dps - 2))
+    # Newton squares the error: once a step is below √tol, the iterate after it is converged.
+    small = ctx.sqrt(tol) / 100
     for _ in range(30):
         m = ev(ctx, ctx.sqrt(q), ("phi", "sq", "sq2", "d2"), refine)
         c = m["phi"].value if center else ctx.zero
@@ -245,7 +253,7 @@ def _deq_run(
         fprime = a2 / 2 * (m["sq2"].value - 2 * c * m["d2"].value)
         dq = (f - q) / (1 - fprime)
         q += dq
-        if abs(dq) <= tol * q:
+        if abs(dq) <= small * q:
             break
     else:
         raise NoConvergence(f"Newton on τ*² did not converge at {dps} digits; try a smaller --dps.")
@@ -272,7 +280,17 @@ def _deq_run(
     fn, arg_names = _deq_function()
     env = dict(cm, sigma_a2=a2, sigma_b2=b2, tau_0=t0)
     vals = fn(ctx, *(env[n] for n in arg_names))
-    keys = ("gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4", "beta_1", "beta_2", "beta_3", "kappa_star")
+    keys = (
+        "gamma_star",
+        "alpha_1",
+        "alpha_2",
+        "alpha_3",
+        "alpha_4",
+        "beta_1",
+        "beta_2",
+        "beta_3",
+        "kappa_star",
+    )
     out = {"tau_star": tau, **dict(zip(keys, vals, strict=True))}
     out["center"] = raw["phi"].value if center else ctx.zero
     zeros = {k for k, v in raw.items() if v.exact_zero}
@@ -324,7 +342,11 @@ def deq_coefficients(
     sb2t0 = float(sb2 * t0**2)
     q_fp, _ = _fp_fixed_point(ev, float(sa2), sb2t0, center)
     work, mom_w, zeros = _deq_run(act, sa2, sb2, t0, dps + _GUARD_WORK, 0, q_fp, center)
-    check, mom_c, _ = _deq_run(act, sa2, sb2, t0, dps + _GUARD_CHECK, 1, q_fp, center)
+    # The check starts from the working τ*²: it saves Newton steps, and the check's own
+    # fixed point is still found by its own (finer) rule.
+    check, mom_c, _ = _deq_run(
+        act, sa2, sb2, t0, dps + _GUARD_CHECK, 1, work["tau_star"] ** 2, center
+    )
     values = {k: verify(k, work[k], check[k], dps) for k in DEQ_KEYS}
     moments = {k: verify(k, mom_w[k], mom_c[k], dps) for k in MOMENT_KEYS}
     others = tuple(_scan_other_roots(ev, float(sa2), sb2t0, center, q_fp))
@@ -384,7 +406,9 @@ def _explicit_run(
     }  # fmt: skip
     layers = []
     for l, act in enumerate(acts, start=1):
-        raw = evaluator_for(act)(ctx, prev["tau_prev"], ("phi", "d1", "d2", "sq", "sq2", "dsq"), refine)
+        raw = evaluator_for(act)(
+            ctx, prev["tau_prev"], ("phi", "d1", "d2", "sq", "sq2", "dsq"), refine
+        )
         if not center and not raw["phi"].exact_zero:
             raise CenteringError(
                 f"--no-center: layer {l} ({act.name}) has E[σ(τ̃ξ)] = {ctx.nstr(raw['phi'].value, 12)} "

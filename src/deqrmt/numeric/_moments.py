@@ -16,7 +16,7 @@ from typing import Any
 import sympy as sp
 
 from .._errors import ActivationError, PrecisionLoss
-from ..symbolic import TAU, XI, X, Activation, MomentSet, moment_set
+from ..symbolic import TAU, XI, Activation, MomentSet, X, moment_set
 from ..symbolic._expectation import MOMENTS
 from ._printer import compile_function
 from ._quadrature import panels
@@ -103,8 +103,12 @@ class MomentEvaluator:
         """One pass over the nodes: power sums Σ w ξ^k φ, Σ w ξ^k φ², Σ w φ'², then Hermite."""
         if digits is None:
             digits = ctx.dps
-        phi_pow = max((len(self._weights[n]) - 1 for n in names if self._kind[n] == "phi"), default=-1)
-        sq_pow = max((len(self._weights[n]) - 1 for n in names if self._kind[n] == "sq"), default=-1)
+        phi_pow = max(
+            (len(self._weights[n]) - 1 for n in names if self._kind[n] == "phi"), default=-1
+        )
+        sq_pow = max(
+            (len(self._weights[n]) - 1 for n in names if self._kind[n] == "sq"), default=-1
+        )
         need_d = any(self._kind[n] == "dsq" for n in names)
         a = [ctx.zero] * (phi_pow + 1)
         b = [ctx.zero] * (sq_pow + 1)
@@ -170,4 +174,3 @@ def _kind_of(name: str) -> str:
 def evaluator_for(act: Activation) -> MomentEvaluator:
     """The (cached) evaluator of every moment of ``act``."""
     return MomentEvaluator(moment_set(act))
-

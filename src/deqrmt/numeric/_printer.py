@@ -40,10 +40,14 @@ class ContextPrinter(MpmathPrinter):
         return str(e.p)
 
 
-def function_source(name: str, args: Sequence[sp.Symbol], exprs: Sequence[sp.Expr], doc: str = "") -> str:
+def function_source(
+    name: str, args: Sequence[sp.Symbol], exprs: Sequence[sp.Expr], doc: str = ""
+) -> str:
     """Source of ``def name(ctx, *args): return (expr0, expr1, ...)`` with common subexpressions."""
     printer = ContextPrinter()
-    replacements, reduced = sp.cse(list(exprs), symbols=sp.numbered_symbols("_t"), optimizations=None)
+    replacements, reduced = sp.cse(
+        list(exprs), symbols=sp.numbered_symbols("_t"), optimizations=None
+    )
     arg_names = ", ".join(["ctx", *(printer.doprint(a) for a in args)])
     lines = [f"def {name}({arg_names}):"]
     if doc:

@@ -121,7 +121,9 @@ def _fp() -> Any:
     return mpmath.fp
 
 
-def _panels(ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int = 0) -> list[Panel]:
+def _panels(
+    ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int = 0
+) -> list[Panel]:
     """Composite Gauss–Legendre panels with the standard normal density folded into weights.
 
     Args:
@@ -138,11 +140,15 @@ def _panels(ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int
     half_x = 0.5
     half = min(half_x / tau_f, 0.5)
     rho = _POLE_DISTANCE / half_x + math.sqrt((_POLE_DISTANCE / half_x) ** 2 + 1)
-    bounds = [-big_l] + [float(k) / tau_f for k in kinks if -big_l < float(k) / tau_f < big_l] + [big_l]
+    bounds = (
+        [-big_l] + [float(k) / tau_f for k in kinks if -big_l < float(k) / tau_f < big_l] + [big_l]
+    )
     # exact kink positions (in ctx) matter at high precision
-    exact = [-ctx.mpf(big_l)] + [
-        ctx.mpf(k) / tau for k in kinks if -big_l < float(k) / tau_f < big_l
-    ] + [ctx.mpf(big_l)]
+    exact = (
+        [-ctx.mpf(big_l)]
+        + [ctx.mpf(k) / tau for k in kinks if -big_l < float(k) / tau_f < big_l]
+        + [ctx.mpf(big_l)]
+    )
     # index of the smooth piece each segment belongs to
     first_piece = sum(1 for k in kinks if float(k) / tau_f <= -big_l)
     inv_sqrt_2pi = 1 / ctx.sqrt(2 * ctx.pi)
@@ -161,6 +167,8 @@ def _panels(ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int
             gx, gw = gauss_legendre(ctx, n)
             mid, rad = (lo + hi) / 2, (hi - lo) / 2
             nodes = [mid + rad * g for g in gx]
-            weights = [rad * w * ctx.exp(-x * x / 2) * inv_sqrt_2pi for x, w in zip(nodes, gw, strict=True)]
+            weights = [
+                rad * w * ctx.exp(-x * x / 2) * inv_sqrt_2pi for x, w in zip(nodes, gw, strict=True)
+            ]
             out.append(Panel(first_piece + seg, nodes, weights))
     return out

@@ -80,4 +80,6 @@ def to_rational(value: Any, name: str) -> sp.Rational:
             return sp.Rational(Fraction(text))
         except (ValueError, ZeroDivisionError):
             pass
-    raise InvalidArgument(f"{name} must be a decimal number like 0.2 or a fraction like 1/5, got {value!r}.")
+    raise InvalidArgument(
+        f"{name} must be a decimal number like 0.2 or a fraction like 1/5, got {value!r}."
+    )

@@ -4,9 +4,9 @@ Never imports :mod:`deqrmt.numeric` or torch.
 """
 
 from ._activation import LIBRARY as LIBRARY
-from ._activation import X as X
 from ._activation import Activation as Activation
 from ._activation import Piece as Piece
+from ._activation import X as X
 from ._activation import activation_names as activation_names
 from ._activation import library_activation as library_activation
 from ._expectation import TAU as TAU

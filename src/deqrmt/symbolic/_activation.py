@@ -51,9 +51,7 @@ def _branch_at(pw: sp.Piecewise, point: sp.Expr) -> sp.Expr:
 def _select(expr: sp.Expr, point: sp.Expr) -> sp.Expr:
     """The branch of every Piecewise inside `expr` that holds at `point`."""
     while expr.has(sp.Piecewise):
-        expr = expr.replace(
-            lambda e: isinstance(e, sp.Piecewise), lambda pw: _branch_at(pw, point)
-        )
+        expr = expr.replace(lambda e: isinstance(e, sp.Piecewise), lambda pw: _branch_at(pw, point))
     return expr
 
 
@@ -130,7 +128,8 @@ class Activation:
             piece = _select(self._piecewise, mid)
             # Heaviside/sign inside a piece are constant there; freeze them.
             piece = piece.replace(
-                lambda e: isinstance(e, (sp.Heaviside, sp.sign)), lambda e: e.subs(X, mid)
+                lambda e: isinstance(e, (sp.Heaviside, sp.sign)),
+                lambda e, at=mid: e.subs(X, at),
             )
             out.append(Piece(lo, hi, sp.simplify(piece) if piece.has(sp.Abs) else piece))
         return tuple(out)
@@ -181,7 +180,10 @@ def _relu() -> sp.Expr:
     return sp.Max(X, 0)
 
 
-def _leaky_relu(slope: sp.Expr = sp.Rational(1, 100)) -> sp.Expr:
+_ONE_PERCENT = sp.Rational(1, 100)
+
+
+def _leaky_relu(slope: sp.Expr = _ONE_PERCENT) -> sp.Expr:
     if not (0 <= slope < 1):
         raise InvalidArgument(f"leaky_relu expects 0 <= slope < 1, got slope={slope}.")
     return sp.Max(X, slope * X)
@@ -199,7 +201,9 @@ def _elu(alpha: sp.Expr = sp.S.One) -> sp.Expr:
 
 def _polynomial(*coeffs: sp.Expr) -> sp.Expr:
     if not coeffs:
-        raise InvalidArgument("polynomial needs its coefficients c0, c1, ...: polynomial(0, 1, 0.25).")
+        raise InvalidArgument(
+            "polynomial needs its coefficients c0, c1, ...: polynomial(0, 1, 0.25)."
+        )
     return sp.Add(*[c * X**k for k, c in enumerate(coeffs)])
 
 

@@ -62,8 +62,16 @@ def cached(kind: str, request: str, build: Callable[[], T], expect: type | tuple
         ):
             value = pickle.loads(payload)  # our own file, integrity-checked above
             if isinstance(value, expect):
-                return value  # type: ignore[no-any-return]
-    except (OSError, ValueError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+                return value  # type: ignore[no-any-return,return-value]
+    except (
+        OSError,
+        ValueError,
+        pickle.UnpicklingError,
+        EOFError,
+        AttributeError,
+        ImportError,
+        TypeError,
+    ):
         pass  # missing or corrupt: rebuild
     value = build()
     try:
@@ -71,7 +79,14 @@ def cached(kind: str, request: str, build: Callable[[], T], expect: type | tuple
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_MAGIC + key.encode() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+            fh.write(
+                _MAGIC
+                + key.encode()
+                + b"\n"
+                + hashlib.sha256(payload).hexdigest().encode()
+                + b"\n"
+                + payload
+            )
         os.replace(tmp, path)
     except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
         pass  # unwritable cache directory: fine, we only lose speed

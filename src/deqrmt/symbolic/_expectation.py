@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 import sympy as sp
 
-from ._activation import X, Activation, Piece
+from ._activation import Activation, Piece, X
 from ._cache import cached
 from ._timeout import bounded
 
@@ -180,7 +180,9 @@ def _closed_sympy(weight: sp.Expr, pieces: tuple[Piece, ...]) -> sp.Expr | None:
             return None
         if not any(issubclass(f, (sp.erf, sp.erfc)) for f in funcs):
             return None  # exp-only integrands the exact engine could not do: SymPy won't either
-        if any(b.has(X) and e.is_negative for b, e in (pw.as_base_exp() for pw in p.expr.atoms(sp.Pow))):
+        if any(
+            b.has(X) and e.is_negative for b, e in (pw.as_base_exp() for pw in p.expr.atoms(sp.Pow))
+        ):
             return None  # x in a denominator (sigmoid-like): no elementary antiderivative
 
     def attempt() -> sp.Expr:
@@ -259,7 +261,9 @@ def _integrand_pieces(act: Activation, kind: str) -> tuple[Piece, ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def moment_set(act: Activation, names: tuple[str, ...] = tuple(MOMENTS), effort: bool = True) -> MomentSet:
+def moment_set(
+    act: Activation, names: tuple[str, ...] = tuple(MOMENTS), effort: bool = True
+) -> MomentSet:
     """All moments in ``names`` for ``act`` (cached per activation, in memory and on disk).
 
     Symmetry: for odd φ the even-order moments E[φ^{(2j)}] vanish; for even φ the odd ones.
@@ -272,7 +276,12 @@ def moment_set(act: Activation, names: tuple[str, ...] = tuple(MOMENTS), effort:
             _, kind, k = MOMENTS[name]
             zero = kind == "phi" and ((parity == -1 and k % 2 == 0) or (parity == 1 and k % 2 == 1))
             e = gaussian_expectation(
-                name, _weight(k), _integrand_pieces(act, kind), TAU ** (-k), zero=zero, effort=effort
+                name,
+                _weight(k),
+                _integrand_pieces(act, kind),
+                TAU ** (-k),
+                zero=zero,
+                effort=effort,
             )
             out[name] = (e.closed_form, e.zero)
         return out
@@ -282,7 +291,9 @@ def moment_set(act: Activation, names: tuple[str, ...] = tuple(MOMENTS), effort:
     for name in names:
         label, kind, k = MOMENTS[name]
         closed, zero = data[name]
-        moments[name] = Expectation(label, _weight(k), _integrand_pieces(act, kind), TAU ** (-k), closed, zero)
+        moments[name] = Expectation(
+            label, _weight(k), _integrand_pieces(act, kind), TAU ** (-k), closed, zero
+        )
     return MomentSet(act, moments)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import sympy as sp
 
 from .._errors import ParseError, UnknownActivation
-from ._activation import LIBRARY, X, Activation, library_activation
+from ._activation import LIBRARY, Activation, X, library_activation
 
 __all__ = ["parse_activation", "parse_expression", "MAX_LENGTH", "FUNCTIONS"]
 
@@ -124,7 +124,10 @@ class _Builder:
                 r = sp.nsimplify(right)
                 if not (r.is_Rational and abs(r.p) <= _MAX_POWER and r.q <= _MAX_POWER):
                     raise ParseError(
-                        self._where(node, f"constant exponents must be rationals p/q with |p|, q <= {_MAX_POWER}")
+                        self._where(
+                            node,
+                            f"constant exponents must be rationals p/q with |p|, q <= {_MAX_POWER}",
+                        )
                     )
             return sp.Pow(left, right)
         op = _BINOPS.get(type(node.op))
@@ -136,7 +139,9 @@ class _Builder:
 
     def _Call(self, node: ast.Call) -> sp.Expr:
         if not isinstance(node.func, ast.Name):
-            raise ParseError(self._where(node, "only plain function calls like tanh(x) are allowed"))
+            raise ParseError(
+                self._where(node, "only plain function calls like tanh(x) are allowed")
+            )
         if node.keywords:
             raise ParseError(self._where(node, "keyword arguments are not allowed"))
         name = node.func.id
@@ -201,9 +206,9 @@ def parse_activation(text: str) -> Activation:
         and not body.keywords
     ):
         args = [builder.build(a) for a in body.args]
-        if all(not a.has(X) for a in args) and (body.func.id not in FUNCTIONS or args):
-            if not (body.func.id in FUNCTIONS and len(args) == 1 and args[0].has(X)):
-                return library_activation(body.func.id, args)
+        # `leaky_relu(0.1)` is a parametrised library entry; `relu(2*x)` is an expression.
+        if args and all(not a.has(X) for a in args):
+            return library_activation(body.func.id, args)
     expr = parse_expression(text)
     if not expr.has(X):
         raise ParseError(f"activation {text!r} does not depend on x.")

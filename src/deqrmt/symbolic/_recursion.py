@@ -182,7 +182,10 @@ def _centered(expr: sp.Expr, m: MomentSymbols) -> sp.Expr:
 def derive_deq(*, input_injection: bool = True) -> DEQFormulas:
     """Derive the DEQ formulas (memoised in memory and on disk); see :func:`_derive_deq`."""
     return cached(
-        "derive-deq", f"injection={input_injection}", lambda: _derive_deq(input_injection), DEQFormulas
+        "derive-deq",
+        f"injection={input_injection}",
+        lambda: _derive_deq(input_injection),
+        DEQFormulas,
     )
 
 
@@ -251,7 +254,17 @@ def _derive_layer() -> LayerFormulas:
     mu = m.mu
     prev = {
         name: sp.Symbol(f"{name}_prev", real=True)
-        for name in ("tau", "alpha_1", "alpha_2", "alpha_3", "alpha_4", "beta_1", "beta_2", "beta_3", "kappa")
+        for name in (
+            "tau",
+            "alpha_1",
+            "alpha_2",
+            "alpha_3",
+            "alpha_4",
+            "beta_1",
+            "beta_2",
+            "beta_3",
+            "kappa",
+        )
     }
     lam = _off_diag(prev["alpha_1"], prev["alpha_2"], prev["alpha_3"])
     di, dj = EPS * prev["alpha_4"] * SI, EPS * prev["alpha_4"] * SJ

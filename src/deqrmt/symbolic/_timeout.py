@@ -27,7 +27,9 @@ def _raise(signum: int, frame: object) -> None:
 
 def bounded(fn: Callable[[], T], seconds: float) -> T | None:
     """Run ``fn()``; return None if it takes longer than ``seconds`` or raises."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "setitimer"
+    ):
         return None
     previous = signal.signal(signal.SIGALRM, _raise)
     signal.setitimer(signal.ITIMER_REAL, seconds)
