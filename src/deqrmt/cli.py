@@ -45,6 +45,11 @@ def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
     p.add_argument(
         "--no-center", action="store_true", help="keep φ as given; refuse if E[φ(τ*ξ)] ≠ 0"
     )
+    p.add_argument(
+        "--trainable",
+        default="a,A",
+        help="parameters the NTK is over: a,A (default; the paper's K* = G*/(1 − Ġ*)), a,A,B or A,B",
+    )
     _add_common(p)
 
     p = sub.add_parser(
@@ -107,6 +112,7 @@ def _coefficients(args: argparse.Namespace) -> int:
         args.tau0,
         args.dps,
         center=not args.no_center,
+        trainable=tuple(v.strip() for v in args.trainable.split(",") if v.strip()),
     )
     if args.json:
         print(res.to_json())

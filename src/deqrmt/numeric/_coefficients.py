@@ -69,9 +69,9 @@ _GUARD_WORK, _GUARD_CHECK = 5, 20
 # ---------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=2)
-def _deq_function() -> tuple[Callable[..., tuple[Any, ...]], list[str]]:
-    f = derive_deq()
+@functools.lru_cache(maxsize=8)
+def _deq_function(trainable: tuple[str, ...] = ("a", "A")) -> tuple[Callable[..., tuple[Any, ...]], list[str]]:
+    f = derive_deq(trainable=trainable)
     exprs = f.as_dict()
     names = f.m.names()
     args = sorted(set().union(*(e.free_symbols for e in exprs.values())), key=str)
@@ -131,6 +131,7 @@ class DEQCoefficients:
     moments: Mapping[str, Verified]
     other_fixed_points: tuple[float, ...] = ()
     notes: tuple[str, ...] = ()
+    trainable: tuple[str, ...] = ("a", "A")
 
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "values")
@@ -157,6 +158,7 @@ class DEQCoefficients:
             "tau0": str(self.tau0),
             "dps": self.dps,
             "centered": self.centered,
+            "trainable": list(self.trainable),
         }
         out.update({k: self.values[k].text for k in DEQ_KEYS})
         out["moments"] = {k: v.text for k, v in self.moments.items()}
@@ -237,6 +239,7 @@ def _deq_run(
     refine: int,
     q_start: Any,
     center: bool,
+    trainable: tuple[str, ...] = ("a", "A"),
 ) -> tuple[dict[str, Any], dict[str, Any], set[str]]:
     ctx = mpmath.MPContext()
     ctx.dps = dps
@@ -277,7 +280,7 @@ def _deq_run(
             f"σ_a² E[φ'(τ*ξ)²] = {ctx.nstr(a2 * cm['dsq'], 8)} ≥ 1: the NTK fixed point "
             f"K* = G*/(1 − Ġ*) diverges; choose --sigma-a2 < {ctx.nstr(1 / cm['dsq'], 8)}."
         )
-    fn, arg_names = _deq_function()
+    fn, arg_names = _deq_function(trainable)
     env = dict(cm, sigma_a2=a2, sigma_b2=b2, tau_0=t0)
     vals = fn(ctx, *(env[n] for n in arg_names))
     keys = (
@@ -306,6 +309,7 @@ def deq_coefficients(
     dps: int = 30,
     *,
     center: bool = True,
+    trainable: Sequence[str] = ("a", "A"),
 ) -> DEQCoefficients:
     r"""Coefficients of the DEQ z = φ(σ_a A z + σ_b B x)/√m, to ``dps`` verified digits.
 
@@ -315,6 +319,8 @@ def deq_coefficients(
         to 1 − σ_a².
       dps: significant digits wanted.
       center: center φ at its own fixed point (default); False checks E[φ(τ*ξ)] = 0 instead.
+      trainable: the parameters of f(x) = aᵀz* the NTK (β*, κ*) is taken over; the default
+        (a, A) is the paper's K* = G*/(1 − Ġ*).  Any non-empty subset of (a, A, B).
 
     Raises:
       ContractionError: σ_a² outside the region of a unique attracting fixed point.
@@ -338,14 +344,17 @@ def deq_coefficients(
         )
     if t0 <= 0:
         raise InvalidArgument(f"tau0 must be > 0, got {t0}.")
+    if not trainable or not set(trainable) <= {"a", "A", "B"}:
+        raise InvalidArgument(f"trainable must be a non-empty subset of a, A, B; got {trainable!r}.")
+    train = tuple(sorted(set(trainable), key="aAB".index))
     ev = evaluator_for(act)
     sb2t0 = float(sb2 * t0**2)
     q_fp, _ = _fp_fixed_point(ev, float(sa2), sb2t0, center)
-    work, mom_w, zeros = _deq_run(act, sa2, sb2, t0, dps + _GUARD_WORK, 0, q_fp, center)
+    work, mom_w, zeros = _deq_run(act, sa2, sb2, t0, dps + _GUARD_WORK, 0, q_fp, center, train)
     # The check starts from the working τ*²: it saves Newton steps, and the check's own
     # fixed point is still found by its own (finer) rule.
     check, mom_c, _ = _deq_run(
-        act, sa2, sb2, t0, dps + _GUARD_CHECK, 1, work["tau_star"] ** 2, center
+        act, sa2, sb2, t0, dps + _GUARD_CHECK, 1, work["tau_star"] ** 2, center, train
     )
     values = {k: verify(k, work[k], check[k], dps) for k in DEQ_KEYS}
     moments = {k: verify(k, mom_w[k], mom_c[k], dps) for k in MOMENT_KEYS}
@@ -357,7 +366,7 @@ def deq_coefficients(
     )
     del zeros
     return DEQCoefficients(
-        act, sa2, sb2, t0, dps, center, values, moments, tuple(math.sqrt(q) for q in others), notes
+        act, sa2, sb2, t0, dps, center, values, moments, tuple(math.sqrt(q) for q in others), notes, train
     )
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "DEQFormulas",
     "LayerFormulas",
     "derive_deq",
+    "TRAINABLE_SETS",
     "derive_layer",
     "cross_expectation",
     "reduce_to_ansatz",
@@ -133,6 +134,10 @@ class DEQFormulas:
     alpha: tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr]
     beta: tuple[sp.Expr, sp.Expr, sp.Expr]
     kappa_sq: sp.Expr
+    trainable: tuple[str, ...] = ("a", "A")
+    input_injection: bool = True
+    #: the same results in the paper's nested form (α*₂ through α*₄, β*₃ through β*₁, …)
+    structured: Mapping[str, sp.Expr] = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict[str, sp.Expr]:
         return {
@@ -178,29 +183,48 @@ def _centered(expr: sp.Expr, m: MomentSymbols) -> sp.Expr:
     return expr.subs(m.mu[0], 0)
 
 
-@functools.lru_cache(maxsize=4)
-def derive_deq(*, input_injection: bool = True) -> DEQFormulas:
+#: Trainable-parameter sets of the DEQ f(x) = aᵀz*(x) whose NTK limit can be derived.
+TRAINABLE_SETS: dict[str, tuple[str, ...]] = {
+    "a,A": ("a", "A"),  # the paper's K* = G*/(1 − Ġ*)
+    "a,A,B": ("a", "A", "B"),
+    "A,B": ("A", "B"),
+    "a": ("a",),
+    "A": ("A",),
+}
+
+
+@functools.lru_cache(maxsize=16)
+def derive_deq(*, input_injection: bool = True, trainable: tuple[str, ...] = ("a", "A")) -> DEQFormulas:
     """Derive the DEQ formulas (memoised in memory and on disk); see :func:`_derive_deq`."""
+    trainable = tuple(sorted(set(trainable), key="aAB".index))
+    if not trainable or not set(trainable) <= {"a", "A", "B"}:
+        raise DerivationError(f"trainable must be a non-empty subset of (a, A, B), got {trainable}.")
     return cached(
         "derive-deq",
-        f"injection={input_injection}",
-        lambda: _derive_deq(input_injection),
+        f"injection={input_injection}|trainable={trainable}",
+        lambda: _derive_deq(input_injection, trainable),
         DEQFormulas,
     )
 
 
-def _derive_deq(input_injection: bool) -> DEQFormulas:
-    r"""Derive τ*, γ*, α*₁..₄, β*₁..₃, κ* for z = φ(σ_a A z + σ_b B x)/√m.
+def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormulas:
+    r"""Derive τ*, γ*, α*₁..₄, β*₁..₃, κ* for f(x) = aᵀz*, z = φ(σ_a A z + σ_b B x)/√m.
 
     The pre-activation kernel is Λ = σ_a² G + σ_b² XᵀX (``input_injection=False`` drops the
-    σ_b² XᵀX term, i.e. σ_b = 0).  CK: G = E[φ(u)φ(v)] at the fixed point.  NTK for the
-    parameters (a, A): K = G + K∘Ġ with Ġ = σ_a² E[φ'(u)φ'(v)], i.e. K* = G*/(1 − Ġ*).
+    σ_b² XᵀX term, i.e. σ_b = 0).  CK: G = E[φ(u)φ(v)] at the fixed point.
+
+    NTK for the trainable set θ ⊆ {a, A, B}: unrolling the fixed point, the weights used at one
+    layer contribute (σ_a² G [A ∈ θ] + σ_b² XᵀX [B ∈ θ])∘Ḋ with Ḋ = E[φ'(u)φ'(v)], propagated
+    through the later layers by the factor Ġ = σ_a² Ḋ; so the pre-activation part P solves
+    P = ([A]σ_a² G + [B]σ_b² XᵀX)∘Ḋ + P∘Ġ and K = [a] G + P.  For θ = (a, A) this is
+    K* = G*/(1 − Ġ*), the paper's Theorem 2.
     """
     m = MomentSymbols.make()
     mu = tuple(_c for _c in m.mu)
     a1, a2, a3, a4 = sp.symbols("alpha_1 alpha_2 alpha_3 alpha_4")
     b1, b2, b3 = sp.symbols("beta_1 beta_2 beta_3")
     sb2 = SIGMA_B2 if input_injection else sp.S.Zero
+    has_a, has_A, has_B = ("a" in trainable), ("A" in trainable), ("B" in trainable)
 
     # Diagonal: δ_i = σ_a² (∂G_ii/∂Λ_ii) δ_i + σ_b² s_i with ∂G_ii/∂Λ_ii = E[(φ²)'']/2.
     a4_sol = _solve_linear(a4, SIGMA_A2 * m.sq2 / 2 * a4 + sb2)
@@ -220,18 +244,35 @@ def _derive_deq(input_injection: bool) -> DEQFormulas:
     known[a3] = a3_sol.subs(known)
     alpha = tuple(sp.factor(known[s]) for s in (a1, a2, a3, a4))
 
-    # NTK: K = G + K∘Ġ, Ġ = σ_a² E[φ'(u) φ'(v)].
+    # NTK: K = [a] G + P,  P = ([A] σ_a² G + [B] σ_b² XᵀX)∘Ḋ + P∘(σ_a² Ḋ).
     k = _off_diag(b1, b2, b3)
-    gdot = SIGMA_A2 * cross_expectation(mu[1:], mu[1:], lam, di, dj)
-    rhs_k = reduce_to_ansatz(_centered(g + k * gdot, m))
-    b1_sol = _solve_linear(b1, rhs_k[X_])
-    b2_sol = _solve_linear(b2, rhs_k[S_].subs(b1, b1_sol))
-    b3_sol = _solve_linear(b3, rhs_k[T_].subs(b1, b1_sol))
+    ddot = cross_expectation(mu[1:], mu[1:], lam, di, dj)
+    source = (SIGMA_A2 * g if has_A else 0) + (sb2 * EPS * X_ if has_B else 0)
+    p_part = k - (g if has_a else 0)  # P expressed through the unknown K
+    rhs_k = reduce_to_ansatz(_centered((g if has_a else 0) + source * ddot + p_part * SIGMA_A2 * ddot, m))
+    b1_str = _solve_linear(b1, rhs_k[X_])
+    b2_str = _solve_linear(b2, rhs_k[S_])
+    b3_str = _solve_linear(b3, rhs_k[T_])
+    b1_sol = b1_str
+    b2_sol = b2_str.subs(b1, b1_sol)
+    b3_sol = b3_str.subs(b1, b1_sol)
     beta = tuple(sp.factor(sp.together(b.subs(known))) for b in (b1_sol, b2_sol, b3_sol))
 
-    # Diagonal of the NTK: K_ii = G_ii + K_ii σ_a² E[φ'(u)²].
-    kii = sp.Symbol("K_ii")
-    kappa_sq = _solve_linear(kii, m.sq + kii * SIGMA_A2 * m.dsq)
+    # Diagonal: K_ii = [a] G_ii + P_ii,  P_ii = ([A] σ_a² γ² + [B] σ_b² τ0²) E[φ'²] + P_ii σ_a² E[φ'²].
+    pii = sp.Symbol("P_ii")
+    src_ii = (SIGMA_A2 * m.sq if has_A else 0) + (sb2 * TAU0**2 if has_B else 0)
+    p_ii = _solve_linear(pii, src_ii * m.dsq + pii * SIGMA_A2 * m.dsq)
+    kappa_sq = (m.sq if has_a else 0) + p_ii
+    structured = {
+        "alpha_4": a4_sol,
+        "alpha_1": a1_sol,
+        "alpha_2": a2_sol,
+        "alpha_3": a3_sol,
+        "beta_1": b1_str,
+        "beta_2": b2_str,
+        "beta_3": b3_str,
+        "kappa_sq": sp.factor(kappa_sq),
+    }
     return DEQFormulas(
         m=m,
         tau_sq_map=SIGMA_A2 * m.sq + sb2 * TAU0**2,
@@ -239,6 +280,9 @@ def _derive_deq(input_injection: bool) -> DEQFormulas:
         alpha=alpha,  # type: ignore[arg-type]
         beta=beta,  # type: ignore[arg-type]
         kappa_sq=sp.factor(kappa_sq),
+        trainable=trainable,
+        input_injection=input_injection,
+        structured=structured,
     )
 
 
