@@ -62,6 +62,31 @@ def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--no-center", action="store_true", help="keep each σ_l as given")
     _add_common(p)
 
+    p = sub.add_parser(
+        "derive",
+        help="print the derived general formulas (text or LaTeX)",
+        description="The formulas derived by SymPy from the kernel map; nothing is typed in.",
+    )
+    p.add_argument("target", choices=["deq-ck", "deq-ntk", "explicit-ck", "explicit-ntk", "sphere"])
+    p.add_argument("--latex", action="store_true", help="an amsmath align block, ready to paste")
+    p.add_argument("--trainable", default="a,A", help="DEQ NTK parameter set (a,A | a,A,B | A,B)")
+    p.add_argument(
+        "--no-injection", action="store_true", help="DEQ with σ_b = 0 (no input injection)"
+    )
+
+    p = sub.add_parser("latex", help="a complete, compilable LaTeX derivation for one activation")
+    p.add_argument("activation", metavar="ACT")
+    p.add_argument("-o", "--output", required=True, help="the .tex file to write")
+    p.add_argument("--sigma-a2", default="0.2")
+    p.add_argument("--sigma-b2", default=None)
+    p.add_argument("--tau0", default="1")
+    p.add_argument("--dps", type=int, default=30)
+
+    p = sub.add_parser("codegen", help="a standalone mpmath-only Python module for one activation")
+    p.add_argument("activation", metavar="ACT")
+    p.add_argument("-o", "--output", required=True, help="the .py file to write")
+    p.add_argument("--trainable", default="a,A")
+
     p = sub.add_parser("activations", help="list the activation library")
     p.add_argument("--json", action="store_true")
 
@@ -112,7 +137,7 @@ def _coefficients(args: argparse.Namespace) -> int:
         args.tau0,
         args.dps,
         center=not args.no_center,
-        trainable=tuple(v.strip() for v in args.trainable.split(",") if v.strip()),
+        trainable=_trainable(args.trainable),
     )
     if args.json:
         print(res.to_json())
@@ -146,6 +171,56 @@ def _explicit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trainable(text: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def _derive(args: argparse.Namespace) -> int:
+    from .symbolic._latex import equations, latex_block, text_block
+
+    eqs = equations(
+        args.target, trainable=_trainable(args.trainable), input_injection=not args.no_injection
+    )
+    print(latex_block(eqs) if args.latex else text_block(eqs), end="")
+    return 0
+
+
+def _write(path: str, text: str) -> None:
+    """Write via a temporary file and rename, so a failed run never leaves half a file."""
+    from ._errors import InvalidArgument
+
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise InvalidArgument(f"cannot write {path!r}: {e.strerror}.") from None
+
+
+def _latex(args: argparse.Namespace) -> int:
+    from . import __version__
+    from .numeric import deq_coefficients
+    from .symbolic._latex import derivation_document
+
+    res = deq_coefficients(args.activation, args.sigma_a2, args.sigma_b2, args.tau0, args.dps)
+    d = res.to_dict()
+    params = {k: str(d[k]) for k in ("sigma_a2", "sigma_b2", "tau0", "dps")}
+    _write(args.output, derivation_document(res.activation, d, params, version=__version__))
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _codegen(args: argparse.Namespace) -> int:
+    from .numeric._codegen import generate_module
+    from .symbolic import get_activation
+
+    src = generate_module(get_activation(args.activation), trainable=_trainable(args.trainable))
+    _write(args.output, src)
+    print(f"wrote {args.output}")
+    return 0
+
+
 def _activations(args: argparse.Namespace) -> int:
     from .symbolic import LIBRARY
 
@@ -176,6 +251,9 @@ _COMMANDS: dict[str, Any] = {
     "coefficients": _coefficients,
     "explicit": _explicit,
     "activations": _activations,
+    "derive": _derive,
+    "latex": _latex,
+    "codegen": _codegen,
     "validate": _validate,
 }
 

@@ -70,7 +70,9 @@ _GUARD_WORK, _GUARD_CHECK = 5, 20
 
 
 @functools.lru_cache(maxsize=8)
-def _deq_function(trainable: tuple[str, ...] = ("a", "A")) -> tuple[Callable[..., tuple[Any, ...]], list[str]]:
+def _deq_function(
+    trainable: tuple[str, ...] = ("a", "A"),
+) -> tuple[Callable[..., tuple[Any, ...]], list[str]]:
     f = derive_deq(trainable=trainable)
     exprs = f.as_dict()
     names = f.m.names()
@@ -345,7 +347,9 @@ def deq_coefficients(
     if t0 <= 0:
         raise InvalidArgument(f"tau0 must be > 0, got {t0}.")
     if not trainable or not set(trainable) <= {"a", "A", "B"}:
-        raise InvalidArgument(f"trainable must be a non-empty subset of a, A, B; got {trainable!r}.")
+        raise InvalidArgument(
+            f"trainable must be a non-empty subset of a, A, B; got {trainable!r}."
+        )
     train = tuple(sorted(set(trainable), key="aAB".index))
     ev = evaluator_for(act)
     sb2t0 = float(sb2 * t0**2)
@@ -366,7 +370,17 @@ def deq_coefficients(
     )
     del zeros
     return DEQCoefficients(
-        act, sa2, sb2, t0, dps, center, values, moments, tuple(math.sqrt(q) for q in others), notes, train
+        act,
+        sa2,
+        sb2,
+        t0,
+        dps,
+        center,
+        values,
+        moments,
+        tuple(math.sqrt(q) for q in others),
+        notes,
+        train,
     )
 
 

@@ -194,11 +194,15 @@ TRAINABLE_SETS: dict[str, tuple[str, ...]] = {
 
 
 @functools.lru_cache(maxsize=16)
-def derive_deq(*, input_injection: bool = True, trainable: tuple[str, ...] = ("a", "A")) -> DEQFormulas:
+def derive_deq(
+    *, input_injection: bool = True, trainable: tuple[str, ...] = ("a", "A")
+) -> DEQFormulas:
     """Derive the DEQ formulas (memoised in memory and on disk); see :func:`_derive_deq`."""
     trainable = tuple(sorted(set(trainable), key="aAB".index))
     if not trainable or not set(trainable) <= {"a", "A", "B"}:
-        raise DerivationError(f"trainable must be a non-empty subset of (a, A, B), got {trainable}.")
+        raise DerivationError(
+            f"trainable must be a non-empty subset of (a, A, B), got {trainable}."
+        )
     return cached(
         "derive-deq",
         f"injection={input_injection}|trainable={trainable}",
@@ -249,7 +253,9 @@ def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormula
     ddot = cross_expectation(mu[1:], mu[1:], lam, di, dj)
     source = (SIGMA_A2 * g if has_A else 0) + (sb2 * EPS * X_ if has_B else 0)
     p_part = k - (g if has_a else 0)  # P expressed through the unknown K
-    rhs_k = reduce_to_ansatz(_centered((g if has_a else 0) + source * ddot + p_part * SIGMA_A2 * ddot, m))
+    rhs_k = reduce_to_ansatz(
+        _centered((g if has_a else 0) + source * ddot + p_part * SIGMA_A2 * ddot, m)
+    )
     b1_str = _solve_linear(b1, rhs_k[X_])
     b2_str = _solve_linear(b2, rhs_k[S_])
     b3_str = _solve_linear(b3, rhs_k[T_])
@@ -264,15 +270,12 @@ def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormula
     p_ii = _solve_linear(pii, src_ii * m.dsq + pii * SIGMA_A2 * m.dsq)
     kappa_sq = (m.sq if has_a else 0) + p_ii
     structured = {
-        "alpha_4": a4_sol,
-        "alpha_1": a1_sol,
-        "alpha_2": a2_sol,
-        "alpha_3": a3_sol,
-        "beta_1": b1_str,
-        "beta_2": b2_str,
-        "beta_3": b3_str,
-        "kappa_sq": sp.factor(kappa_sq),
-    }
+        key: sp.factor(expr)
+        for key, expr in (
+            ("alpha_4", a4_sol), ("alpha_1", a1_sol), ("alpha_2", a2_sol), ("alpha_3", a3_sol),
+            ("beta_1", b1_str), ("beta_2", b2_str), ("beta_3", b3_str), ("kappa_sq", kappa_sq),
+        )
+    }  # fmt: skip
     return DEQFormulas(
         m=m,
         tau_sq_map=SIGMA_A2 * m.sq + sb2 * TAU0**2,
