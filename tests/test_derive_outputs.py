@@ -66,10 +66,10 @@ def test_codegen_module_matches_engine_to_40_digits(tmp_path: Path) -> None:
         src = path.read_text()
         assert "do not edit" in src and "import deqrmt" not in src and "import torch" not in src
         code = (
-            "import sys; sys.path.insert(0, %r); import gen_%s as g, mpmath; "
+            f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import gen_{act} as g, mpmath; "
             "r = g.coefficients('0.2', None, 1, dps=45); "
             "print('\\n'.join(k + ' ' + mpmath.nstr(v, 44) for k, v in r.items()))"
-        ) % (str(tmp_path), act)
+        )
         proc = subprocess.run(
             [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=300
         )

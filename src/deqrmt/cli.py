@@ -99,8 +99,9 @@ def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
         try:
             from .validate import _cli as validate_cli
         except ImportError:  # the [validate] extra is missing: the rest of the CLI still works
-            validate_cli = None
-        configure = getattr(validate_cli, "configure_parser", None)
+            pass
+        else:
+            configure = getattr(validate_cli, "configure_parser", None)
     if configure is None:
         p.add_argument("rest", nargs=argparse.REMAINDER)
     else:
