@@ -87,6 +87,31 @@ def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="the .py file to write")
     p.add_argument("--trainable", default="a,A")
 
+    p = sub.add_parser(
+        "design",
+        help="design an equivalent explicit network (ENN) for a DEQ",
+        description="Solve the CK (or NTK) matching equations for an L-layer ENN from a family.",
+    )
+    p.add_argument("--deq", required=True, metavar="ACT", help="the DEQ's activation")
+    p.add_argument(
+        "--family",
+        required=True,
+        help="hard_tanh | leaky_relu | polynomialD | an expression with parameters, e.g. 'a*tanh(b*x)'",
+    )
+    p.add_argument("--layers", type=int, default=None, help="ENN depth (default: the depth rule)")
+    p.add_argument("--kernel", choices=["ck", "ntk"], default="ck")
+    p.add_argument("--sigma-a2", default="0.2")
+    p.add_argument("--sigma-b2", default=None)
+    p.add_argument("--tau0", default="1")
+    p.add_argument(
+        "--trainable",
+        default="a,A",
+        help="DEQ NTK set; a,A ↔ ENN input layer fixed, a,A,B ↔ all layers trainable",
+    )
+    p.add_argument("--starts", type=int, default=24, help="multi-start count (default 24)")
+    p.add_argument("--seed", type=int, default=0)
+    _add_common(p)
+
     p = sub.add_parser("activations", help="list the activation library")
     p.add_argument("--json", action="store_true")
 
@@ -222,6 +247,44 @@ def _codegen(args: argparse.Namespace) -> int:
     return 0
 
 
+def _design(args: argparse.Namespace) -> int:
+    from .numeric._design import design_enn
+
+    res = design_enn(
+        args.deq,
+        args.family,
+        layers=args.layers,
+        kernel=args.kernel,
+        sigma_a2=args.sigma_a2,
+        sigma_b2=args.sigma_b2,
+        tau0=args.tau0,
+        dps=args.dps,
+        trainable=_trainable(args.trainable),
+        starts=args.starts,
+        seed=args.seed,
+    )
+    if args.json:
+        print(res.to_json())
+        return 0
+    d = res.to_dict()
+    print(
+        f"{args.kernel.upper()} matching: {d['inputs']['deq']} DEQ ← {res.layers}-layer {res.family.name} ENN"
+    )
+    print(
+        f"depth rule: α*₂ = {d['depth_rule']['alpha_2']}, α*₃/2 = {d['depth_rule']['alpha_3_over_2']}"
+        f" → at least {d['depth_rule']['min_layers']} layer(s)"
+    )
+    for note in d["depth_rule"].get("normalization", []):
+        print(f"normalised: {note} (scaling symmetry of the family)")
+    print("equations: " + "; ".join(d["equations"]))
+    for i, sol in enumerate(d["solutions"], start=1):
+        layers = " | ".join(
+            ", ".join(f"{k} = {v}" for k, v in layer.items()) for layer in sol["params"]
+        )
+        print(f"solution {i}: {layers}   (residual {sol['residual']})")
+    return 0
+
+
 def _activations(args: argparse.Namespace) -> int:
     from .symbolic import LIBRARY
 
@@ -253,6 +316,7 @@ _COMMANDS: dict[str, Any] = {
     "explicit": _explicit,
     "activations": _activations,
     "derive": _derive,
+    "design": _design,
     "latex": _latex,
     "codegen": _codegen,
     "validate": _validate,

@@ -416,7 +416,12 @@ class ExplicitCoefficients:
 
 
 def _explicit_run(
-    acts: Sequence[Activation], tau0: sp.Rational, dps: int, refine: int, center: bool
+    acts: Sequence[Activation],
+    tau0: sp.Rational,
+    dps: int,
+    refine: int,
+    center: bool,
+    input_trainable: bool = True,
 ) -> list[dict[str, Any]]:
     ctx = mpmath.MPContext()
     ctx.dps = dps
@@ -424,8 +429,9 @@ def _explicit_run(
     t0 = ctx.mpf(int(tau0.p)) / int(tau0.q)
     prev = {
         "tau_prev": t0, "alpha_1_prev": ctx.one, "alpha_2_prev": ctx.zero, "alpha_3_prev": ctx.zero,
-        "alpha_4_prev": ctx.one, "beta_1_prev": ctx.one, "beta_2_prev": ctx.zero,
-        "beta_3_prev": ctx.zero, "kappa_prev": t0,
+        "alpha_4_prev": ctx.one, "beta_1_prev": ctx.one if input_trainable else ctx.zero,
+        "beta_2_prev": ctx.zero, "beta_3_prev": ctx.zero,
+        "kappa_prev": t0 if input_trainable else ctx.zero,
     }  # fmt: skip
     layers = []
     for l, act in enumerate(acts, start=1):
@@ -447,11 +453,18 @@ def _explicit_run(
 
 
 def explicit_coefficients(
-    activations: Sequence[str | Activation], tau0: Any = 1, dps: int = 30, *, center: bool = True
+    activations: Sequence[str | Activation],
+    tau0: Any = 1,
+    dps: int = 30,
+    *,
+    center: bool = True,
+    input_layer_trainable: bool = True,
 ) -> ExplicitCoefficients:
     """Coefficients of x^{(l)} = σ_l(W_l x^{(l−1)})/√m, l = 1..L, to ``dps`` verified digits.
 
-    Each σ_l is centered at its own input scale τ̃_{l−1} unless ``center=False``.
+    Each σ_l is centered at its own input scale τ̃_{l−1} unless ``center=False``.  The NTK
+    (β̃, κ̃) is over every layer's weights, or over all but W_1 with
+    ``input_layer_trainable=False`` (Θ^{(0)} = 0 instead of XᵀX).
     """
     if not activations:
         raise InvalidArgument("explicit network needs at least one activation.")
@@ -461,8 +474,8 @@ def explicit_coefficients(
         raise InvalidArgument(f"tau0 must be > 0, got {t0}.")
     if not isinstance(dps, int) or not 5 <= dps <= 1000:
         raise InvalidArgument(f"dps must be an integer in [5, 1000], got {dps!r}.")
-    work = _explicit_run(acts, t0, dps + _GUARD_WORK, 0, center)
-    check = _explicit_run(acts, t0, dps + _GUARD_CHECK, 1, center)
+    work = _explicit_run(acts, t0, dps + _GUARD_WORK, 0, center, input_layer_trainable)
+    check = _explicit_run(acts, t0, dps + _GUARD_CHECK, 1, center, input_layer_trainable)
     layers = tuple(
         {k: verify(f"layer {l + 1} {k}", w[k], c[k], dps) for k in LAYER_KEYS}
         for l, (w, c) in enumerate(zip(work, check, strict=True))

@@ -71,8 +71,10 @@ _NUMBER = re.compile(r"^(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 class _Builder:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, allow_parameters: bool = False) -> None:
         self.text = text
+        self.allow_parameters = allow_parameters
+        self.parameters: dict[str, sp.Symbol] = {}
 
     def build(self, node: ast.AST) -> sp.Expr:
         method = getattr(self, "_" + type(node).__name__, None)
@@ -105,6 +107,10 @@ class _Builder:
             return _NAMES[node.id]
         if node.id.startswith("_"):
             raise ParseError(self._where(node, "names starting with '_' are not allowed"))
+        if self.allow_parameters and node.id not in FUNCTIONS and node.id.isidentifier():
+            if len(self.parameters) >= 8 and node.id not in self.parameters:
+                raise ParseError(self._where(node, "at most 8 parameters"))
+            return self.parameters.setdefault(node.id, sp.Symbol(node.id, real=True))
         raise UnknownActivation(
             self._where(node, f"unknown name {node.id!r}; the variable is x, constants: pi")
         )
@@ -187,6 +193,17 @@ def parse_expression(text: str) -> sp.Expr:
         return _Builder(text.strip()).build(tree)
     except RecursionError:
         raise ParseError(f"expression {text!r} is nested too deeply.") from None
+
+
+def parse_expression_with_parameters(text: str) -> tuple[sp.Expr, tuple[sp.Symbol, ...]]:
+    """Like :func:`parse_expression`, but other names are parameters: ``"a*tanh(b*x)"``."""
+    tree = _tree(text)
+    builder = _Builder(text.strip(), allow_parameters=True)
+    try:
+        expr = builder.build(tree)
+    except RecursionError:
+        raise ParseError(f"expression {text!r} is nested too deeply.") from None
+    return expr, tuple(builder.parameters[k] for k in sorted(builder.parameters))
 
 
 def parse_activation(text: str) -> Activation:

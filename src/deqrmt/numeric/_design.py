@@ -1,0 +1,503 @@
+r"""Design of an explicit network (ENN) equivalent to a DEQ in the high-dimensional regime.
+
+CK matching (ICML 2024, "key idea"): choose the parameters θ_l of an L-layer ENN with
+activations from one family so that τ̃_L = γ*, α̃_{L,i} = α*_i (i = 1, 2, 3); NTK matching:
+κ̃_L = κ*, β̃_{L,i} = β*_i.  The ENN side is the derived layer recursion
+(:func:`deqrmt.symbolic.derive_layer`) applied L times to the family's moments, so nothing is
+typed in.  Trainable sets correspond as: DEQ (a, A) with B fixed ↔ ENN with its input layer
+fixed (Θ^{(0)} = 0); DEQ (a, A, B) ↔ ENN with every layer trainable (Θ^{(0)} = XᵀX).
+
+Depth rule: a one-layer ENN always has α̃_{1,2} = α̃_{1,3}/2, so one layer suffices only if
+α*₂ = α*₃/2; otherwise at least two are needed.
+
+The equations are solved by multi-start Levenberg–Marquardt in a private mpmath context; every
+distinct real solution found is polished at higher precision and reported with its residual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import mpmath
+import sympy as sp
+
+from .._errors import InvalidArgument, NoConvergence
+from ..symbolic import TAU, X
+from ..symbolic._family import FAMILY_MOMENTS, Family, get_family
+from ._coefficients import DEQCoefficients, _layer_function, deq_coefficients
+from ._printer import compile_function
+from ._quadrature import panels
+
+__all__ = ["Design", "DesignSolution", "design_enn"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DesignSolution:
+    """One parameter set: ``params[l]`` maps parameter names to decimal strings."""
+
+    params: tuple[dict[str, str], ...]
+    values: tuple[tuple[Any, ...], ...]
+    residual: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"params": [dict(p) for p in self.params], "residual": mpmath.nstr(self.residual, 5)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Design:
+    """The matching problem and every distinct solution found."""
+
+    deq: DEQCoefficients
+    family: Family
+    layers: int
+    kernel: str
+    equations: tuple[str, ...]
+    depth_rule: dict[str, Any]
+    solutions: tuple[DesignSolution, ...]
+    input_layer_trainable: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.deq.to_dict()
+        return {
+            "inputs": {
+                "deq": d["activation"],
+                "family": self.family.name,
+                "parameters": [str(p) for p in self.family.params],
+                "layers": self.layers,
+                "kernel": self.kernel,
+                "sigma_a2": d["sigma_a2"],
+                "sigma_b2": d["sigma_b2"],
+                "tau0": d["tau0"],
+                "dps": d["dps"],
+                "deq_trainable": d["trainable"],
+                "enn_input_layer_trainable": self.input_layer_trainable,
+            },
+            "deq_coefficients": {
+                k: d[k]
+                for k in (
+                    "tau_star",
+                    "gamma_star",
+                    "alpha_1",
+                    "alpha_2",
+                    "alpha_3",
+                    "alpha_4",
+                    "beta_1",
+                    "beta_2",
+                    "beta_3",
+                    "kappa_star",
+                )
+            },
+            "equations": list(self.equations),
+            "depth_rule": self.depth_rule,
+            "layers": self.layers,
+            "solutions": [s.to_dict() for s in self.solutions],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+
+class _FamilyEvaluator:
+    """Moments of the family at (τ, θ): compiled closed forms, or panel quadrature."""
+
+    def __init__(self, fam: Family) -> None:
+        self.fam = fam
+        closed = fam.closed_moments
+        args = [TAU, *fam.params]
+        self.closed = (
+            compile_function("family_moments", args, [closed[n] for n in FAMILY_MOMENTS])
+            if closed is not None
+            else None
+        )
+        self.pieces = [
+            compile_function("fam_piece", [X, *fam.params], [p.expr, sp.diff(p.expr, X)])
+            for p in fam.pieces
+        ]
+        self.kinks = [compile_function("fam_kink", list(fam.params), [k]) for k in fam.kinks]
+
+    def __call__(self, ctx: Any, tau: Any, theta: Sequence[Any]) -> dict[str, Any]:
+        if self.closed is not None:
+            return dict(
+                zip(
+                    FAMILY_MOMENTS, (ctx.mpf(v) for v in self.closed(ctx, tau, *theta)), strict=True
+                )
+            )
+        kinks = [k(ctx, *theta)[0] for k in self.kinks]
+        a = [ctx.zero] * 3
+        b = [ctx.zero] * 3
+        c = ctx.zero
+        for panel in panels(ctx, tau, kinks, ctx.dps):
+            f = self.pieces[panel.piece]
+            for xi, w in zip(panel.nodes, panel.weights, strict=True):
+                phi, d = f(ctx, tau * xi, *theta)
+                wp = w * phi
+                a[0] += wp
+                a[1] += wp * xi
+                a[2] += wp * xi * xi
+                wq = wp * phi
+                b[0] += wq
+                b[2] += wq * xi * xi
+                c += w * d * d
+        return {
+            "phi": a[0], "d1": a[1] / tau, "d2": (a[2] - a[0]) / tau**2,
+            "sq": b[0], "sq2": (b[2] - b[0]) / tau**2, "dsq": c,
+        }  # fmt: skip
+
+
+def _enn(
+    ctx: Any,
+    ev: _FamilyEvaluator,
+    thetas: Sequence[Sequence[Any]],
+    tau0: Any,
+    input_trainable: bool,
+) -> dict[str, Any]:
+    fn, arg_names = _layer_function()
+    prev = {
+        "tau_prev": tau0, "alpha_1_prev": ctx.one, "alpha_2_prev": ctx.zero, "alpha_3_prev": ctx.zero,
+        "alpha_4_prev": ctx.one,
+        "beta_1_prev": ctx.one if input_trainable else ctx.zero, "beta_2_prev": ctx.zero,
+        "beta_3_prev": ctx.zero, "kappa_prev": tau0 if input_trainable else ctx.zero,
+    }  # fmt: skip
+    out: dict[str, Any] = {}
+    for theta in thetas:
+        m = ev(ctx, prev["tau_prev"], theta)
+        c = m["phi"]
+        cm = dict(m, phi=ctx.zero, sq=m["sq"] - c * c, sq2=m["sq2"] - 2 * c * m["d2"])
+        vals = fn(ctx, *(dict(cm, **prev)[n] for n in arg_names))
+        keys = (
+            "tau",
+            "alpha_1",
+            "alpha_2",
+            "alpha_3",
+            "alpha_4",
+            "beta_1",
+            "beta_2",
+            "beta_3",
+            "kappa",
+        )
+        out = dict(zip(keys, vals, strict=True))
+        prev = {k + "_prev": v for k, v in out.items()}
+    return out
+
+
+def _solve_lm(
+    ctx: Any,
+    residual: Callable[[list[Any]], list[Any]],
+    x0: list[Any],
+    tol: Any,
+    max_iter: int = 200,
+) -> tuple[list[Any], Any]:
+    """Levenberg–Marquardt with a central-difference Jacobian (square or overdetermined)."""
+    x = list(x0)
+    r = residual(x)
+    norm = ctx.norm(r)
+    lam = ctx.mpf("1e-3")
+    h = ctx.mpf(10) ** (-(ctx.dps // 3))
+    for _ in range(max_iter):
+        if norm < tol:
+            return x, norm
+        cols = []
+        for j in range(len(x)):
+            xp, xm = list(x), list(x)
+            step = h * max(1, abs(x[j]))
+            xp[j] += step
+            xm[j] -= step
+            rp, rm = residual(xp), residual(xm)
+            cols.append([(a - b) / (2 * step) for a, b in zip(rp, rm, strict=True)])
+        jac = ctx.matrix(len(r), len(x))
+        for j, col in enumerate(cols):
+            for i, v in enumerate(col):
+                jac[i, j] = v
+        jt = jac.T
+        jtj = jt * jac
+        g = jt * ctx.matrix(r)
+        improved = False
+        for _ in range(30):
+            a = jtj + lam * ctx.diag([max(jtj[i, i], ctx.mpf("1e-30")) for i in range(len(x))])
+            try:
+                delta = ctx.lu_solve(a, -g)
+            except ZeroDivisionError:
+                lam *= 10
+                continue
+            xn = [xi + delta[i] for i, xi in enumerate(x)]
+            try:
+                rn = residual(xn)
+            except (ValueError, ZeroDivisionError, OverflowError):
+                lam *= 10
+                continue
+            nn = ctx.norm(rn)
+            if nn < norm:
+                x, r, norm = xn, rn, nn
+                lam = max(lam / 10, ctx.mpf(10) ** (-ctx.dps))
+                improved = True
+                break
+            lam *= 10
+        if not improved:
+            break
+    return x, norm
+
+
+def _expand(flat_free: Sequence[Any], fixed: dict[int, Any], n: int) -> list[Any]:
+    it = iter(flat_free)
+    return [fixed[j] if j in fixed else next(it) for j in range(n)]
+
+
+def _multistart(
+    ctx: Any,
+    residual: Callable[[list[Any]], list[Any]],
+    n: int,
+    fixed: dict[int, Any],
+    sample: Callable[[], list[float]],
+    layers: int,
+    starts: int,
+    tol: Any,
+    dps: int,
+) -> list[tuple[list[Any], Any]]:
+    """Every distinct solution (full parameter vector, residual norm) from ``starts`` starts."""
+
+    def r_free(free: list[Any]) -> list[Any]:
+        return residual(_expand(free, fixed, n))
+
+    found: list[tuple[list[Any], Any]] = []
+    for _ in range(starts):
+        x0 = [ctx.mpf(t) for l in range(layers) for t in sample()]
+        free0 = [x for j, x in enumerate(x0) if j not in fixed]
+        try:
+            free, norm = _solve_lm(ctx, r_free, free0, tol)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+        if norm >= ctx.mpf(10) ** (-(dps - 5)):
+            continue
+        x = _expand(free, fixed, n)
+        if any(
+            ctx.norm([a - b for a, b in zip(x, y, strict=True)]) <= ctx.mpf("1e-8") * ctx.norm(x)
+            for y, _ in found
+        ):
+            continue
+        found.append((x, norm))
+    return found
+
+
+def _nullity(
+    ctx: Any, residual: Callable[[list[Any]], list[Any]], x: list[Any]
+) -> tuple[int, list[int]]:
+    """Dimension k of the solution set through x, and k coordinates transversal to it to fix."""
+    h = ctx.mpf(10) ** (-(ctx.dps // 3))
+    jac = ctx.matrix(len(residual(x)), len(x))
+    for j in range(len(x)):
+        xp, xm = list(x), list(x)
+        xp[j] += h
+        xm[j] -= h
+        for i, (a, b) in enumerate(zip(residual(xp), residual(xm), strict=True)):
+            jac[i, j] = (a - b) / (2 * h)
+    _, sv, vt = ctx.svd_r(jac, full_matrices=True)
+    top = max(abs(s) for s in sv)
+    rank = sum(1 for s in sv if abs(s) > top * ctx.mpf(10) ** (-(ctx.dps // 4)))
+    k = len(x) - rank
+    # null-space basis: the last k rows of Vᵀ; fix the coordinates it moves most (greedily)
+    null = [[vt[r, j] for j in range(len(x))] for r in range(len(x) - k, len(x))]
+    chosen: list[int] = []
+    for vec in null:
+        j = max((i for i in range(len(x)) if i not in chosen), key=lambda i: abs(vec[i]))
+        chosen.append(j)
+    return k, sorted(chosen)
+
+
+def design_enn(
+    deq_activation: str,
+    family: str,
+    *,
+    layers: int | None = None,
+    kernel: str = "ck",
+    sigma_a2: Any = "0.2",
+    sigma_b2: Any = None,
+    tau0: Any = 1,
+    dps: int = 30,
+    trainable: Sequence[str] = ("a", "A"),
+    starts: int = 24,
+    seed: int = 0,
+) -> Design:
+    """Solve the matching equations for an ``layers``-layer ENN from ``family``.
+
+    ``layers=None`` applies the depth rule (1 if α*₂ = α*₃/2, else 2) for CK matching, 1 for NTK
+    matching when β*₂ = β*₃/2… (else 2).  Raises :class:`InvalidArgument` when the family cannot
+    match (too few parameters, or no real solution found).
+    """
+    if kernel not in ("ck", "ntk"):
+        raise InvalidArgument(f"kernel must be 'ck' or 'ntk', got {kernel!r}.")
+    deq = deq_coefficients(
+        deq_activation, sigma_a2, sigma_b2, tau0, dps, trainable=tuple(trainable)
+    )
+    fam = get_family(family)
+    v = deq.values
+    with mpmath.workdps(dps + 10):
+        a2, a3 = v["alpha_2"].value, v["alpha_3"].value
+        gap = abs(a2 - a3 / 2)
+        one_ok = gap <= mpmath.mpf(10) ** (-(dps - 3)) * max(abs(a3), mpmath.mpf(10) ** (-dps))
+    rule = {
+        "alpha_2": v["alpha_2"].text,
+        "alpha_3_over_2": mpmath.nstr(a3 / 2, dps),
+        "one_layer_suffices": bool(one_ok),
+        "min_layers": 1 if one_ok else 2,
+        "statement": "a one-layer ENN has alpha~_{1,2} = alpha~_{1,3}/2; one layer suffices iff alpha*_2 = alpha*_3/2",
+    }
+    if layers is None:
+        layers = 1 if one_ok else 2
+    if layers < 1:
+        raise InvalidArgument(f"layers must be >= 1, got {layers}.")
+    if layers == 1 and not one_ok and kernel == "ck":
+        raise InvalidArgument(
+            f"a one-layer ENN cannot match this DEQ's CK: it has α̃₂ = α̃₃/2, but α*₂ = {v['alpha_2'].text} "
+            f"≠ α*₃/2 = {mpmath.nstr(a3 / 2, 12)}; use --layers 2."
+        )
+    input_trainable = "B" in trainable
+    ev = _FamilyEvaluator(fam)
+    npar = len(fam.params)
+    if kernel == "ck":
+        names = ("tau_sq", "alpha_1", "alpha_2", "alpha_3")
+        targets = [
+            v["gamma_star"].value ** 2,
+            v["alpha_1"].value,
+            v["alpha_2"].value,
+            v["alpha_3"].value,
+        ]
+    else:
+        names = ("kappa_sq", "beta_1", "beta_2", "beta_3")
+        targets = [
+            v["kappa_star"].value ** 2,
+            v["beta_1"].value,
+            v["beta_2"].value,
+            v["beta_3"].value,
+        ]
+
+    def enn_values(ctx: Any, flat: Sequence[Any]) -> list[Any]:
+        thetas = [flat[l * npar : (l + 1) * npar] for l in range(layers)]
+        out = _enn(ctx, ev, thetas, ctx.mpf(deq.tau0.p) / deq.tau0.q, input_trainable)
+        if kernel == "ck":
+            return [out["tau"] ** 2, out["alpha_1"], out["alpha_2"], out["alpha_3"]]
+        return [out["kappa"] ** 2, out["beta_1"], out["beta_2"], out["beta_3"]]
+
+    rng = random.Random(seed)
+
+    def sample() -> list[float]:
+        for _ in range(1000):
+            theta = [rng.uniform(-2.5, 2.5) for _ in range(npar)]
+            sub = dict(zip(fam.params, theta, strict=True))
+            if all(float(cn.subs(sub)) > 0.05 for cn in fam.constraints) and all(
+                abs(t) > 0.05 for t in theta
+            ):
+                return theta
+        raise NoConvergence("could not sample parameters satisfying the family's constraints.")
+
+    # Which equations are identically satisfied (e.g. α̃₂ = α̃₃ = 0 for an odd family vs an odd φ)?
+    ctx = mpmath.MPContext()
+    ctx.dps = dps + 10
+    probes = [[ctx.mpf(t) for l in range(layers) for t in sample()] for _ in range(3)]
+    probe_vals = [enn_values(ctx, p) for p in probes]
+    active = [
+        i for i in range(4)
+        if not (targets[i] == 0 and all(abs(pv[i]) < ctx.mpf(10) ** (-(dps + 5)) for pv in probe_vals))
+    ]  # fmt: skip
+    if len(active) > npar * layers:
+        raise InvalidArgument(
+            f"{len(active)} matching equations but only {npar * layers} parameters "
+            f"({fam.name} × {layers} layers); use more layers or a richer family."
+        )
+    equations = tuple(
+        f"{'enn' if kernel == 'ck' else 'enn'}.{names[i]} = deq.{names[i]}" for i in active
+    )
+    scale = [abs(t) if t != 0 else ctx.one for t in targets]
+
+    def residual_in(c: Any) -> Callable[[list[Any]], list[Any]]:
+        tgt = [c.mpf(t) for t in targets]
+        sc = [c.mpf(s) for s in scale]
+
+        def r(flat: list[Any]) -> list[Any]:
+            for l in range(layers):
+                sub = {p: flat[l * npar + j] for j, p in enumerate(fam.params)}
+                if any(cn.subs(sub) <= 0 for cn in fam.constraints):
+                    raise ValueError("constraint")
+            vals = enn_values(c, flat)
+            return [(vals[i] - tgt[i]) / sc[i] for i in active]
+
+        return r
+
+    tol = ctx.mpf(10) ** (-(dps + 5))
+    fixed: dict[int, Any] = {}
+    found = _multistart(
+        ctx, residual_in(ctx), layers * npar, fixed, sample, layers, min(starts, 4), tol, dps
+    )
+    # A family with a scaling symmetry (leaky ReLU is positively homogeneous: scaling one layer
+    # up and the next down changes nothing) has a continuum of solutions; fix the degenerate
+    # directions by normalising leading parameters to 1 and solve again for isolated solutions.
+    nullity, fix_idx = _nullity(ctx, residual_in(ctx), found[0][0]) if found else (0, [])
+    if nullity:
+        x_first = found[0][0]
+        # ±1 first (a pure normalisation for a scaling symmetry), then the first solution's own
+        # values rounded to two digits (a point near the solution set, so still solvable).
+        for choice in ("unit", "rounded"):
+            fixed = {
+                j: (
+                    ctx.sign(x_first[j])
+                    if choice == "unit"
+                    else ctx.mpf(mpmath.nstr(x_first[j], 2))
+                )
+                for j in fix_idx
+            }
+            found = _multistart(
+                ctx, residual_in(ctx), layers * npar, fixed, sample, layers, starts, tol, dps
+            )
+            if found:
+                break
+    elif starts > 4:
+        found = _multistart(
+            ctx, residual_in(ctx), layers * npar, fixed, sample, layers, starts, tol, dps
+        )
+    if not found:
+        raise InvalidArgument(
+            f"no real solution found for {fam.name} × {layers} layer(s) matching the {kernel.upper()} "
+            f"of the {deq.activation.name} DEQ ({starts} starts); try another family or more layers."
+        )
+    # Polish each solution at higher precision: the digits that agree are the ones reported.
+    hi = mpmath.MPContext()
+    hi.dps = dps + 25
+    r_hi = residual_in(hi)
+    solutions = []
+    n_all = layers * npar
+    fixed_hi = {j: hi.mpf(v) for j, v in fixed.items()}
+
+    def r_hi_free(free: list[Any]) -> list[Any]:
+        return r_hi(_expand(free, fixed_hi, n_all))
+
+    for x, _ in sorted(found, key=lambda s: [float(t) for t in s[0]]):
+        free0 = [hi.mpf(t) for j, t in enumerate(x) if j not in fixed]
+        free_h, nh = _solve_lm(hi, r_hi_free, free0, hi.mpf(10) ** (-(dps + 22)))
+        xh = _expand(free_h, fixed_hi, n_all)
+        params = []
+        for l in range(layers):
+            layer = {}
+            for j, p in enumerate(fam.params):
+                a, b = x[l * npar + j], xh[l * npar + j]
+                n = dps
+                while n > 1 and mpmath.nstr(a, n, strip_zeros=False) != mpmath.nstr(
+                    b, n, strip_zeros=False
+                ):
+                    n -= 1
+                idx = l * npar + j
+                layer[str(p)] = mpmath.nstr(fixed[idx], 3) if idx in fixed else hi.nstr(b, n)
+            params.append(layer)
+        values = tuple(tuple(xh[l * npar : (l + 1) * npar]) for l in range(layers))
+        solutions.append(DesignSolution(tuple(params), values, nh))
+    if fixed:
+        rule = dict(
+            rule,
+            normalization=[
+                f"{fam.params[j % npar]}_{j // npar + 1} = {mpmath.nstr(fixed[j], 3)}"
+                for j in sorted(fixed)
+            ],
+        )
+    return Design(deq, fam, layers, kernel, equations, rule, tuple(solutions), input_trainable)

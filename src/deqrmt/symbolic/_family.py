@@ -1,0 +1,133 @@
+"""Parametric activation families for designing equivalent explicit networks.
+
+A family is φ(x; θ) with named exact-symbol parameters θ and a piece structure whose kinks may
+depend on θ (hard tanh: ±c).  Its Gaussian moments are derived once as SymPy expressions in
+(τ, θ) where the closed-form engine applies (piecewise exp-polynomials: hard tanh, leaky ReLU,
+polynomials), so the matching equations can be solved at high precision without re-deriving
+anything per trial point; other families fall back to quadrature per point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping, Sequence
+
+import sympy as sp
+
+from .._errors import InvalidArgument, ParseError
+from ._activation import Activation, Piece, X, exact, library_activation
+from ._expectation import MOMENTS, TAU, XI, _closed_exp_poly
+
+__all__ = ["Family", "get_family", "FAMILIES", "FAMILY_MOMENTS"]
+
+#: the moments the layer recursion needs
+FAMILY_MOMENTS = ("phi", "d1", "d2", "sq", "sq2", "dsq")
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """φ(x; θ) given by smooth pieces; ``constraints`` are strict inequalities on θ."""
+
+    name: str
+    params: tuple[sp.Symbol, ...]
+    pieces: tuple[Piece, ...]
+    constraints: tuple[sp.Expr, ...] = ()  # each must be > 0
+    library: str | None = None  # library name taking the parameters in order, if any
+
+    @property
+    def kinks(self) -> tuple[sp.Expr, ...]:
+        return tuple(p.hi for p in self.pieces[:-1])
+
+    def instantiate(self, values: Sequence[sp.Expr]) -> Activation:
+        """The exact activation for exact parameter values (Rationals)."""
+        vals = [exact(v) for v in values]
+        if self.library is not None:
+            return library_activation(self.library, vals)
+        sub = dict(zip(self.params, vals, strict=True))
+        expr = sp.Piecewise(
+            *[(p.expr.subs(sub), p.hi.subs(sub) > X) for p in self.pieces[:-1]],
+            (self.pieces[-1].expr.subs(sub), True),
+        )
+        if len(self.pieces) == 1:
+            expr = self.pieces[0].expr.subs(sub)
+        return Activation(f"{self.name}({', '.join(map(str, vals))})", expr)
+
+    @functools.cached_property
+    def closed_moments(self) -> Mapping[str, sp.Expr] | None:
+        """Closed forms of the moments in (τ, θ), or None when some piece has none."""
+        out = {}
+        for name in FAMILY_MOMENTS:
+            _, kind, k = MOMENTS[name]
+            weight = sp.expand(sp.hermite_prob(k, XI)) if k else sp.S.One
+            if kind == "phi":
+                pieces = self.pieces
+            elif kind == "sq":
+                pieces = tuple(Piece(p.lo, p.hi, sp.expand(p.expr**2)) for p in self.pieces)
+            else:
+                pieces = tuple(
+                    Piece(p.lo, p.hi, sp.expand(sp.diff(p.expr, X) ** 2)) for p in self.pieces
+                )
+            val = _closed_exp_poly(weight, pieces)
+            if val is None:
+                return None
+            out[name] = val * TAU ** (-k)
+        return out
+
+
+def _hard_tanh() -> Family:
+    a, c = sp.symbols("a c", real=True)
+    pieces = (
+        Piece(sp.S.NegativeInfinity, -c, -a * c),
+        Piece(-c, c, a * X),
+        Piece(c, sp.S.Infinity, a * c),
+    )
+    return Family("hard_tanh", (a, c), pieces, constraints=(c,), library="hard_tanh")
+
+
+def _leaky_relu() -> Family:
+    """max(a x, b x) for a ≥ b: slope a right of 0 and b left of it (centering is automatic)."""
+    a, b = sp.symbols("a b", real=True)
+    pieces = (
+        Piece(sp.S.NegativeInfinity, sp.S.Zero, b * X),
+        Piece(sp.S.Zero, sp.S.Infinity, a * X),
+    )
+    return Family("leaky_relu", (a, b), pieces, constraints=(a - b,))
+
+
+def _polynomial(degree: int) -> Family:
+    # the constant term is irrelevant (each layer is centered), so it is not a parameter
+    cs = sp.symbols(f"c1:{degree + 1}", real=True)
+    expr = sp.Add(*[c * X ** (k + 1) for k, c in enumerate(cs)])
+    return Family(
+        f"polynomial{degree}", tuple(cs), (Piece(sp.S.NegativeInfinity, sp.S.Infinity, expr),)
+    )
+
+
+FAMILIES = ("hard_tanh", "leaky_relu", "polynomial2", "polynomial3")
+
+
+def get_family(spec: str) -> Family:
+    """A named family (``hard_tanh``, ``leaky_relu``, ``polynomialD``) or an expression in x
+    whose other names are parameters, e.g. ``"a*tanh(b*x)"`` (smooth, no kinks)."""
+    spec = spec.strip()
+    if spec == "hard_tanh":
+        return _hard_tanh()
+    if spec in ("leaky_relu", "l_relu", "lrelu"):
+        return _leaky_relu()
+    if spec.startswith("polynomial") and spec[len("polynomial") :].isdigit():
+        degree = int(spec[len("polynomial") :])
+        if not 1 <= degree <= 8:
+            raise InvalidArgument(f"polynomial degree must be 1..8, got {degree}.")
+        return _polynomial(degree)
+    from ._parser import parse_expression_with_parameters
+
+    expr, params = parse_expression_with_parameters(spec)
+    if not params:
+        raise ParseError(f"family {spec!r} has no parameters; name them, e.g. 'a*tanh(b*x)'.")
+    probe = Activation("probe", expr.subs({p: sp.Rational(1, 3) + i for i, p in enumerate(params)}))
+    if probe.kinks:
+        raise InvalidArgument(
+            f"family {spec!r} has kinks; only the built-in families hard_tanh and leaky_relu may have kinks."
+        )
+    return Family(spec, params, (Piece(sp.S.NegativeInfinity, sp.S.Infinity, expr),))
