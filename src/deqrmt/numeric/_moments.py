@@ -65,6 +65,7 @@ class MomentEvaluator:
             for p, d in zip(act.pieces, act.derivative_pieces, strict=True)
         ]
         self._continuous: bool | None = None
+        self.entire = _is_entire(act)
 
     def _check_dsq(self) -> None:
         if self._continuous is None:
@@ -116,10 +117,17 @@ class MomentEvaluator:
         mag_a = ctx.zero
         mag_b = ctx.zero
         fns = self._both if need_d else self._phi
-        for panel in panels(ctx, tau, self.kinks, digits, refine):
+        mp_ctx = hasattr(ctx, "workdps")
+        for panel in panels(ctx, tau, self.kinks, digits, refine, self.entire):
             f = fns[panel.piece]
-            for xi, w in zip(panel.nodes, panel.weights, strict=True):
-                vals = f(ctx, tau * xi)
+            if mp_ctx and panel.digits < digits:
+                # Far in the tails e^{-ξ²/2} absorbs most digits: evaluate φ there at the
+                # precision the panel needs (special functions cost grows with precision).
+                with ctx.workdps(max(int(panel.digits), 10)):
+                    values = [f(ctx, tau * xi) for xi in panel.nodes]
+            else:
+                values = [f(ctx, tau * xi) for xi in panel.nodes]
+            for xi, w, vals in zip(panel.nodes, panel.weights, values, strict=True):
                 phi = vals[0]
                 wp = w * phi
                 if phi_pow >= 0:
@@ -150,6 +158,11 @@ class MomentEvaluator:
                 sums = a if kind == "phi" else b
                 s = sum((cf * sums[k] for k, cf in enumerate(coeffs) if cf), ctx.zero)
                 mag = mag_a * 3 if kind == "phi" else mag_b * (1 + 6 * len(coeffs))
+            if isinstance(s, complex) or (hasattr(ctx, "mpc") and isinstance(s, ctx.mpc)):
+                raise ActivationError(
+                    f"{self.mset.activation.name} is not real-valued on the whole real line "
+                    "(e.g. log or sqrt of a negative number); give an activation defined for all x."
+                )
             if ctx.isinf(s) or ctx.isnan(s):
                 raise PrecisionLoss(
                     f"{self.mset.moments[n].label} is not finite at τ = {ctx.nstr(tau, 8)}; "
@@ -160,6 +173,23 @@ class MomentEvaluator:
             else:
                 out[n] = MomentValue(s / tau ** self._stein[n])
         return out
+
+
+_ENTIRE_FUNCTIONS = (sp.exp, sp.erf, sp.erfc, sp.sin, sp.cos, sp.sinh, sp.cosh)
+
+
+def _is_entire(act: Activation) -> bool:
+    """Every piece is built from polynomials, exp, erf, sin, cos: no complex singularity."""
+    for p in act.pieces:
+        e = p.expr
+        for f in e.atoms(sp.Function):
+            if not isinstance(f, _ENTIRE_FUNCTIONS):
+                return False
+        for pw in e.atoms(sp.Pow):
+            base, ex = pw.as_base_exp()
+            if base.has(X) and not (ex.is_Integer and ex >= 0):
+                return False
+    return True
 
 
 def _kind_of(name: str) -> str:

@@ -89,23 +89,29 @@ def _ladder(n: int) -> int:
 class Panel:
     """Nodes ξ_k and weights w_k·pdf(ξ_k) on one panel inside one smooth piece."""
 
-    __slots__ = ("piece", "nodes", "weights")
+    __slots__ = ("piece", "nodes", "weights", "digits")
 
-    def __init__(self, piece: int, nodes: list[Any], weights: list[Any]) -> None:
+    def __init__(
+        self, piece: int, nodes: list[Any], weights: list[Any], digits: float = 0.0
+    ) -> None:
         self.piece = piece
         self.nodes = nodes
         self.weights = weights
+        #: digits φ must be evaluated to on this panel (the Gaussian tail pays for the rest)
+        self.digits = digits
 
 
-def panels(ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int = 0) -> list[Panel]:
+def panels(
+    ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int = 0, entire: bool = False
+) -> list[Panel]:
     """Cached when φ has no kinks: the layout then depends on τ only through a power of two."""
     if kinks:
-        return _panels(ctx, tau, kinks, digits, refine)
+        return _panels(ctx, tau, kinks, digits, refine, entire)
     tau_q = 2.0 ** math.ceil(math.log2(max(float(tau), 2.0**-20)))
-    key = (ctx.prec, ctx is _fp(), tau_q, round(digits), refine)
+    key = (ctx.prec, ctx is _fp(), tau_q, round(digits), refine, entire)
     hit = _CACHE.get(key)
     if hit is None:
-        hit = _panels(ctx, tau_q, (), digits, refine)
+        hit = _panels(ctx, tau_q, (), digits, refine, entire)
         if len(_CACHE) > 64:
             _CACHE.clear()
         _CACHE[key] = hit
@@ -122,7 +128,7 @@ def _fp() -> Any:
 
 
 def _panels(
-    ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int = 0
+    ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int = 0, entire: bool = False
 ) -> list[Panel]:
     """Composite Gauss–Legendre panels with the standard normal density folded into weights.
 
@@ -132,14 +138,21 @@ def _panels(
       kinks: kinks of g in x (sorted); they sit at kink/τ in ξ.
       digits: decimal digits the sum must be good to, relative to its size.
       refine: 0 for the working rule, 1 for the finer guard rule.
+      entire: g has no complex singularities (exp, erf, sin, polynomials): wider panels pay
+        for the function's growth off the real axis with a fixed margin of digits instead.
     """
     tau_f = float(tau)
     big_l = math.sqrt(2 * math.log(10) * (digits + 2)) + 3
     # The guard rule (refine=1) keeps the panels and takes ~1.5x the nodes: a different rule
     # whose agreement with the working one certifies the digits, at modest cost.
-    half_x = 0.5
-    half = min(half_x / tau_f, 0.5)
-    rho = _POLE_DISTANCE / half_x + math.sqrt((_POLE_DISTANCE / half_x) ** 2 + 1)
+    if entire:
+        # Bernstein ellipse ρ = 8 on a panel of half-width 1.5 reaches |Im| ≈ 5.9; erf-type
+        # growth e^{y²} there (and the Gaussian's e^{y²/2}) costs < 25 digits, added to `need`.
+        half_x, rho, margin = 1.5, 8.0, 25.0
+    else:
+        half_x, margin = 0.5, 0.0
+        rho = _POLE_DISTANCE / half_x + math.sqrt((_POLE_DISTANCE / half_x) ** 2 + 1)
+    half = min(half_x / tau_f, half_x)
     bounds = (
         [-big_l] + [float(k) / tau_f for k in kinks if -big_l < float(k) / tau_f < big_l] + [big_l]
     )
@@ -163,6 +176,8 @@ def _panels(
             need = digits + 2 - near * near / (2 * math.log(10))
             if need <= 0:
                 continue
+            eval_digits = need + 3
+            need += margin
             n = _ladder(math.ceil((1 + refine / 2) * need * math.log(10) / (2 * math.log(rho))) + 3)
             gx, gw = gauss_legendre(ctx, n)
             mid, rad = (lo + hi) / 2, (hi - lo) / 2
@@ -170,5 +185,5 @@ def _panels(
             weights = [
                 rad * w * ctx.exp(-x * x / 2) * inv_sqrt_2pi for x, w in zip(nodes, gw, strict=True)
             ]
-            out.append(Panel(first_piece + seg, nodes, weights))
+            out.append(Panel(first_piece + seg, nodes, weights, eval_digits))
     return out

@@ -98,6 +98,11 @@ class Activation:
             )
         if self.expr.atoms(sp.Float):
             object.__setattr__(self, "expr", exact(self.expr))
+        if self.expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I):
+            raise InvalidArgument(
+                f"activation {self.name!r} simplifies to {self.expr}, which is not a finite real "
+                "function (a log(0), 1/0 or complex constant?)."
+            )
 
     @property
     def x(self) -> sp.Symbol:
