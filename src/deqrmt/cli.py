@@ -11,9 +11,16 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = ["main", "build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``deqrmt: error: …`` on stderr, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -23,7 +30,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
     """The argument parser; ``with_validate=False`` skips importing deqrmt.validate."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="deqrmt",
         description="Derived high-dimensional equivalents of DEQ conjugate and neural tangent kernels.",
     )
@@ -339,6 +346,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `deqrmt … | head`: the reader left, nothing is lost
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
         return 0
+    except (OverflowError, MemoryError, RecursionError, ArithmeticError) as e:
+        if os.environ.get("DEQRMT_DEBUG"):
+            raise
+        print(
+            f"deqrmt: error: the computation overflowed ({type(e).__name__}: {e}); the activation "
+            "or the parameters are out of the supported range",
+            file=sys.stderr,
+        )
+        return 2
+    except Exception as e:  # a bug: still one line, the traceback on request
+        if os.environ.get("DEQRMT_DEBUG"):
+            raise
+        print(
+            f"deqrmt: error: unexpected {type(e).__name__}: {e} (a bug; rerun with DEQRMT_DEBUG=1 "
+            "for the traceback and report it)",
+            file=sys.stderr,
+        )
+        return 2
     except KeyboardInterrupt:
         print("deqrmt: interrupted", file=sys.stderr)
         return 130

@@ -178,7 +178,8 @@ def _fp_fixed_point(ev: Any, sa2: float, sb2t0: float, center: bool) -> tuple[fl
     fp = mpmath.fp
     q = sb2t0
     q_cap = 1e10 * max(1.0, sb2t0)
-    for _ in range(10000):
+    reason = "did not settle in 2000 iterations (it oscillates or creeps)"
+    for _ in range(2000):
         m = ev(fp, math.sqrt(q), ("phi", "sq", "sq2", "d2"))
         c = float(m["phi"].value) if center else 0.0
         var = float(m["sq"].value) - c * c
@@ -186,6 +187,7 @@ def _fp_fixed_point(ev: Any, sa2: float, sb2t0: float, center: bool) -> tuple[fl
         fprime = sa2 / 2 * (float(m["sq2"].value) - 2 * c * float(m["d2"].value))
         h = f - q
         if not math.isfinite(f):
+            reason = f"overflowed at τ² ≈ {q:.3g}"
             break
         if abs(h) <= 1e-14 * q:
             return q, fprime
@@ -198,11 +200,12 @@ def _fp_fixed_point(ev: Any, sa2: float, sb2t0: float, center: bool) -> tuple[fl
         if q_new <= 0:
             q_new = q / 2
         if q_new > q_cap or not math.isfinite(q_new):
+            reason = f"diverges (τ² passed {q_cap:.3g})"
             break
         q = q_new
     raise ContractionError(
-        "the DEQ's fixed-point iteration τ² ← σ_a² E[φ²(τξ)] + σ_b² τ0² diverges from z = 0 "
-        f"(τ² passed {q_cap:.3g}): no attracting fixed point for σ_a² = {sa2:g}; reduce --sigma-a2 "
+        "the DEQ's fixed-point iteration τ² ← σ_a² E[φ²(τξ)] + σ_b² τ0², started from z = 0, "
+        f"{reason}: no attracting fixed point for σ_a² = {sa2:g}; reduce --sigma-a2 "
         "(the map must contract: σ_a² E[(φ²)'']/2 < 1)."
     )
 
@@ -216,18 +219,30 @@ def _scan_other_roots(
     # Coarse on purpose (float64, a 10^(1/6) grid over five decades): this only looks for the
     # existence of another root, which the note reports; the reported τ* never comes from here.
     grid = [q_star * 10 ** (k / 6) for k in range(-12, 19) if k != 0]
+
+    def h_of(q: float, digits: int) -> float:
+        m = ev(fp, math.sqrt(q), ("phi", "sq"), digits=digits)
+        c = float(m["phi"].value) if center else 0.0
+        return sa2 * (float(m["sq"].value) - c * c) + sb2t0 - q
+
     prev = None
     for q in grid:
         try:
-            m = ev(fp, math.sqrt(q), ("phi", "sq"), digits=6)
-        except Exception:  # overflow far out: stop scanning, nothing to report there
-            break
-        c = float(m["phi"].value) if center else 0.0
-        h = sa2 * (float(m["sq"].value) - c * c) + sb2t0 - q
+            h = h_of(q, 6)
+        except (OverflowError, ValueError, ZeroDivisionError, ArithmeticError):
+            break  # overflow far out: stop scanning, nothing to report there
         if not math.isfinite(h):
             break
         if prev is not None and (prev[1] > 0) != (h > 0) and not (prev[0] < q_star < q):
-            roots.append(math.sqrt(prev[0] * q))
+            lo, hi, h_lo = prev[0], q, prev[1]
+            for _ in range(40):  # bisection: the note's digits must be right too
+                mid = math.sqrt(lo * hi)
+                h_mid = h_of(mid, 12)
+                if (h_mid > 0) == (h_lo > 0):
+                    lo, h_lo = mid, h_mid
+                else:
+                    hi = mid
+            roots.append(math.sqrt(lo * hi))
         prev = (q, h)
     return roots
 

@@ -95,7 +95,14 @@ class MomentEvaluator:
                     out[n] = MomentValue(ctx.mpf(v))
         want_open = [n for n in names if n in self.open_names]
         if want_open:
-            out.update(self._quadrature(ctx, tau, want_open, refine, digits))
+            try:
+                out.update(self._quadrature(ctx, tau, want_open, refine, digits))
+            except (OverflowError, ZeroDivisionError) as e:
+                raise ActivationError(
+                    f"{self.mset.activation.name} overflows at scale τ = {float(tau):.4g} ({e}); its "
+                    "Gaussian moments do not exist or are out of range: the theorems need a "
+                    "Lipschitz φ."
+                ) from None
         return out
 
     def _quadrature(

@@ -117,7 +117,13 @@ class _HermiteProjection:
     def __init__(
         self, act: Activation, tau: Any, ctx: Any, digits: int, refine: int, k_layout: int
     ) -> None:
-        self.act, self.ctx, self.digits, self.refine, self.k_layout = act, ctx, digits, refine, k_layout
+        self.act, self.ctx, self.digits, self.refine, self.k_layout = (
+            act,
+            ctx,
+            digits,
+            refine,
+            k_layout,
+        )
         self.parity = act.parity
         nodes, weights, values = self._nodes(tau)
         self.n_nodes = len(nodes)
@@ -125,7 +131,9 @@ class _HermiteProjection:
         self.bits = ctx.prec + 24 + (len(nodes) * max(k_layout, 1)).bit_length()
         p = self.bits
         self._xi = np.array([_to_fixed(ctx, x, p) for x in nodes], dtype=object)
-        self._w = np.array([_to_fixed(ctx, w * v, p) for w, v in zip(weights, values, strict=True)], dtype=object)
+        self._w = np.array(
+            [_to_fixed(ctx, w * v, p) for w, v in zip(weights, values, strict=True)], dtype=object
+        )
         self.norm = ctx.fsum(w * v * v for w, v in zip(weights, values, strict=True))
         self.scale = ctx.sqrt(self.norm) if self.norm > 0 else ctx.one
         self._h_prev: Any = None
@@ -164,7 +172,8 @@ class _HermiteProjection:
                 if need <= 0:
                     continue
                 n = _ladder(
-                    math.ceil((1 + self.refine / 2) * (need * ln10 + extra) / (2 * math.log(rho))) + 3
+                    math.ceil((1 + self.refine / 2) * (need * ln10 + extra) / (2 * math.log(rho)))
+                    + 3
                 )
                 gx, gw = gauss_legendre(ctx, n)
                 mid, rad = (lo + hi) / 2, (hi - lo) / 2
@@ -297,7 +306,9 @@ class DualSeries:
         return np.array([float(c) for c in self.coefficients], dtype=np.float64)
 
 
-def _projection(act: Activation, s: Any, ctx: Any, digits: int, refine: int, terms: int) -> _HermiteProjection:
+def _projection(
+    act: Activation, s: Any, ctx: Any, digits: int, refine: int, terms: int
+) -> _HermiteProjection:
     proj = _HermiteProjection(act, ctx.sqrt(s), ctx, digits, refine, k_layout=max(terms, 16))
     proj.extend(terms)
     return proj
@@ -334,7 +345,11 @@ def dual_series(
         raise InvalidArgument(f"r_max must lie in [0, 1), got r_max={r_max!r}.")
     ctx = mpmath.MPContext()
     ctx.dps = dps + 10
-    s_val = ctx.convert(s) if not isinstance(s, (str, int)) else ctx.convert(sp.Rational(to_rational(s, "s")))
+    s_val = (
+        ctx.convert(s)
+        if not isinstance(s, (str, int))
+        else ctx.convert(sp.Rational(to_rational(s, "s")))
+    )
     if not s_val > 0:
         raise InvalidArgument(f"s must be > 0, got s={s!r}.")
     terms = _terms_needed(r_max, dps + 2, max_derivative)
@@ -432,7 +447,9 @@ class SphereCoefficients:
 
 
 @functools.lru_cache(maxsize=2)
-def _sphere_function() -> tuple[Callable[..., tuple[Any, ...]], tuple[str, ...], tuple[sp.Symbol, ...]]:
+def _sphere_function() -> tuple[
+    Callable[..., tuple[Any, ...]], tuple[str, ...], tuple[sp.Symbol, ...]
+]:
     formulas = derive_sphere(_ORDER)
     exprs = formulas.as_dict()
     names = tuple(k for k in (*SPHERE_KEYS, *NTK_EXTRA_KEYS))
@@ -478,7 +495,9 @@ def _variance(
         if abs(dq) <= small * q:
             break
     else:
-        raise NoConvergence(f"Newton on s = g(1) did not converge at {ctx.dps} digits; lower --dps.")
+        raise NoConvergence(
+            f"Newton on s = g(1) did not converge at {ctx.dps} digits; lower --dps."
+        )
     m = ev(ctx, ctx.sqrt(q), ("sq2", "dsq"), refine)
     return q, a2 * m["sq2"].value / 2, m["dsq"].value
 
@@ -553,7 +572,13 @@ def _sphere_run(
     _, qck, qntk = _quadratic_functions()
 
     def solutions(f: Callable[..., tuple[Any, ...]], prefix: str) -> list[tuple[Any, ...] | None]:
-        flat = f(ctx, values[f"{prefix}alpha"], values[f"{prefix}beta"], values[f"{prefix}mu"], ctx.mpf(d))
+        flat = f(
+            ctx,
+            values[f"{prefix}alpha"],
+            values[f"{prefix}beta"],
+            values[f"{prefix}mu"],
+            ctx.mpf(d),
+        )
         out: list[tuple[Any, ...] | None] = []
         for i in range(0, len(flat), 3):
             triple = tuple(ctx.convert(v) for v in flat[i : i + 3])
@@ -564,7 +589,9 @@ def _sphere_run(
     return values, solutions(qck, ""), solutions(qntk, "ntk_"), proj.terms
 
 
-def sphere_variance(activation: str | Activation, sigma_a2: Any = "0.2", sigma_b2: Any = None, dps: int = 30) -> Any:
+def sphere_variance(
+    activation: str | Activation, sigma_a2: Any = "0.2", sigma_b2: Any = None, dps: int = 30
+) -> Any:
     """s = g(1), the root of s = σ_a² E[φ(√s ξ)²] + σ_b² reached from the DEQ's own iteration.
 
     Returned as an mpf of a private context at ``dps`` + 10 digits (not verified: a helper for
@@ -628,9 +655,7 @@ def sphere_coefficients(
         raise InvalidArgument(f"dps must be an integer in [5, 200], got dps={dps!r}.")
     q_fp, _ = _fp_fixed_point(evaluator_for(act), float(sa2), float(sb2), False)
     work, wck, wntk, terms = _sphere_run(act, sa2, sb2, d, dps + _GUARD_WORK, 0, q_fp)
-    check, cck, cntk, terms_c = _sphere_run(
-        act, sa2, sb2, d, dps + _GUARD_CHECK, 1, work["g_at_1"]
-    )
+    check, cck, cntk, terms_c = _sphere_run(act, sa2, sb2, d, dps + _GUARD_CHECK, 1, work["g_at_1"])
     keys = (*SPHERE_KEYS, *NTK_EXTRA_KEYS)
     values = {k: verify(k, work[k], check[k], dps) for k in keys}
     signs, _, _ = _quadratic_functions()
@@ -642,7 +667,8 @@ def sphere_coefficients(
             if ws is None or cs is None:
                 continue
             a2v, a1v, a0v = (
-                verify(f"{which} a{i} ({sign})", x, y, dps) for i, x, y in zip((2, 1, 0), ws, cs, strict=True)
+                verify(f"{which} a{i} ({sign})", x, y, dps)
+                for i, x, y in zip((2, 1, 0), ws, cs, strict=True)
             )
             out.append(QuadraticActivation(sign, a2v, a1v, a0v))
         if not out:

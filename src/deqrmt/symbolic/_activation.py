@@ -75,6 +75,24 @@ def _breakpoints(expr: sp.Expr) -> list[sp.Expr]:
     return sorted(real, key=lambda p: float(p))
 
 
+def _check_no_pole(name: str, expr: sp.Expr, lo: sp.Expr, hi: sp.Expr) -> None:
+    """Refuse a piece whose denominator vanishes inside its interval (φ = 1/x, …)."""
+    from ._timeout import bounded
+
+    den = sp.denom(sp.together(expr))
+    if not den.has(X):
+        return
+    roots = bounded(lambda: sp.solveset(den, X, sp.Reals), 1.0)
+    if roots is None or not isinstance(roots, sp.FiniteSet):
+        return  # undecided: the quadrature's checks still apply
+    for r in roots:
+        if (lo is sp.S.NegativeInfinity or bool(r > lo)) and (hi is sp.S.Infinity or bool(r < hi)):
+            raise ActivationError(
+                f"{name} has a pole at x = {r}: Gaussian moments diverge; the theorems need a "
+                "Lipschitz φ."
+            )
+
+
 @dataclasses.dataclass(frozen=True)
 class Activation:
     """A pointwise activation φ(x), exact.
@@ -98,6 +116,10 @@ class Activation:
             )
         if self.expr.atoms(sp.Float):
             object.__setattr__(self, "expr", exact(self.expr))
+        if not self.expr.has(X):
+            raise InvalidArgument(
+                f"activation {self.name!r} is the constant {self.expr}; it must depend on x."
+            )
         if self.expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I):
             raise InvalidArgument(
                 f"activation {self.name!r} simplifies to {self.expr}, which is not a finite real "
@@ -136,7 +158,11 @@ class Activation:
                 lambda e: isinstance(e, (sp.Heaviside, sp.sign)),
                 lambda e, at=mid: e.subs(X, at),
             )
-            out.append(Piece(lo, hi, sp.simplify(piece) if piece.has(sp.Abs) else piece))
+            piece = sp.simplify(piece) if piece.has(sp.Abs) else piece
+            if piece.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+                raise ActivationError(f"{self.name} is infinite on ({lo}, {hi}): {piece}.")
+            _check_no_pole(self.name, piece, lo, hi)
+            out.append(Piece(lo, hi, piece))
         return tuple(out)
 
     @functools.cached_property

@@ -73,11 +73,19 @@ def _pdf(y: sp.Expr) -> sp.Expr:
 
 
 def _cdf(y: sp.Expr) -> sp.Expr:
+    """Φ(y) as erfc(−y/√2)/2: accurate far in the lower tail, where 1 + erf would cancel."""
     if y is sp.S.Infinity:
         return sp.S.One
     if y is sp.S.NegativeInfinity:
         return sp.S.Zero
-    return (1 + sp.erf(y / sp.sqrt(2))) / 2
+    return sp.erfc(-y / sp.sqrt(2)) / 2
+
+
+def _mass(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    """Φ(b) − Φ(a) without cancellation when one end is infinite (an upper tail is erfc)."""
+    if b is sp.S.Infinity:
+        return sp.S.One if a is sp.S.NegativeInfinity else sp.erfc(a / sp.sqrt(2)) / 2
+    return _cdf(b) - _cdf(a)
 
 
 def _tail(y: sp.Expr, j: int) -> sp.Expr:
@@ -88,12 +96,11 @@ def _tail(y: sp.Expr, j: int) -> sp.Expr:
 
 
 def _gauss_moment(j: int, a: sp.Expr, b: sp.Expr) -> sp.Expr:
-    """∫_a^b y^j φ(y) dy (φ the standard normal density), exact."""
-    if j == 0:
-        return _cdf(b) - _cdf(a)
-    if j == 1:
-        return _tail(a, 0) - _tail(b, 0)
-    return _tail(a, j - 1) - _tail(b, j - 1) + (j - 1) * _gauss_moment(j - 2, a, b)
+    """∫_a^b y^j φ(y) dy (φ the standard normal density), exact; iterative in j."""
+    m = _mass(a, b) if j % 2 == 0 else _tail(a, 0) - _tail(b, 0)
+    for i in range(2 if j % 2 == 0 else 3, j + 1, 2):
+        m = _tail(a, i - 1) - _tail(b, i - 1) + (i - 1) * m
+    return m
 
 
 def _exp_poly_terms(expr: sp.Expr) -> list[tuple[sp.Expr, int, sp.Expr, sp.Expr]] | None:
@@ -291,6 +298,8 @@ def moment_set(
     for name in names:
         label, kind, k = MOMENTS[name]
         closed, zero = data[name]
+        if kind == "dsq" and not act.is_continuous:
+            closed = sp.oo  # φ' has a Dirac mass: E[φ'²] diverges (the evaluator refuses it)
         moments[name] = Expectation(
             label, _weight(k), _integrand_pieces(act, kind), TAU ** (-k), closed, zero
         )

@@ -9,6 +9,7 @@ reaches ``eval`` or ``sympify``.  Decimal literals are read from their source di
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Callable
 
@@ -20,6 +21,8 @@ from ._activation import LIBRARY, Activation, X, library_activation
 __all__ = ["parse_activation", "parse_expression", "MAX_LENGTH", "FUNCTIONS"]
 
 MAX_LENGTH = 400
+_MAX_BITS = 1000  # ~300 decimal digits
+_MAX_MAGNITUDE = sp.Float("1e300")
 _MAX_POWER = 64  # |p|, |q| of a constant exponent: x**1000 would only make SymPy crawl
 _MAX_LITERAL_DIGITS = 60
 
@@ -81,7 +84,31 @@ class _Builder:
         if method is None:
             raise ParseError(self._where(node, f"{type(node).__name__} is not allowed"))
         result: sp.Expr = method(node)
-        return result
+        return self._checked(node, result)
+
+    def _checked(self, node: ast.AST, e: sp.Expr) -> sp.Expr:
+        """Every intermediate result stays a finite, real, moderate number or a tame function.
+
+        Bounds are checked as the tree is built, so a nested power never gets computed.
+        """
+        if e.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+            raise ParseError(self._where(node, "not finite (log(0), 0**-1, division by zero?)"))
+        for r in e.atoms(sp.Rational):
+            if r.p.bit_length() > _MAX_BITS or r.q.bit_length() > _MAX_BITS:
+                raise ParseError(self._where(node, "a constant in it is too large"))
+        if _x_degree(e) > _MAX_POWER:
+            raise ParseError(
+                self._where(node, f"powers of x beyond x**{_MAX_POWER} are not supported")
+            )
+        if not e.free_symbols:
+            v = e.evalf(15)
+            if not v.is_real or v.has(sp.I):
+                raise ParseError(self._where(node, f"the constant {e} is not real"))
+            if not v.is_finite or abs(v) > _MAX_MAGNITUDE:
+                raise ParseError(
+                    self._where(node, f"the constant {e} is out of range (|c| > 1e300)")
+                )
+        return e
 
     def _where(self, node: ast.AST, what: str) -> str:
         seg = ast.get_source_segment(self.text, node) if hasattr(node, "lineno") else None
@@ -126,6 +153,13 @@ class _Builder:
     def _BinOp(self, node: ast.BinOp) -> sp.Expr:
         left, right = self.build(node.left), self.build(node.right)
         if isinstance(node.op, ast.Pow):
+            if not left.free_symbols and not right.free_symbols and left != 0:
+                # estimate |left|**right before SymPy computes it exactly
+                size = float(sp.log(abs(left.evalf(15)), 10)) * float(right.evalf(15))
+                if size > 300:
+                    raise ParseError(
+                        self._where(node, "constant exponent too large: the value exceeds 1e300")
+                    )
             if not right.has(X):
                 r = sp.nsimplify(right)
                 if not (r.is_Rational and abs(r.p) <= _MAX_POWER and r.q <= _MAX_POWER):
@@ -165,7 +199,26 @@ class _Builder:
             if isinstance(a, ast.Starred):
                 raise ParseError(self._where(node, "*args are not allowed"))
             args.append(self.build(a))
-        return f(*args)
+        try:
+            return f(*args)
+        except (ValueError, TypeError) as e:  # e.g. Max of a complex constant
+            raise ParseError(self._where(node, f"invalid arguments ({e})")) from None
+
+
+def _x_degree(e: sp.Expr) -> int:
+    """An upper bound on the power of x in ``e`` (what the closed-form engine must expand)."""
+    if not e.has(X):
+        return 0
+    if e == X:
+        return 1
+    if isinstance(e, sp.Pow):
+        base, ex = e.as_base_exp()
+        if base.has(X) and ex.is_Number:
+            return math.ceil(_x_degree(base) * abs(float(ex)))
+        return _x_degree(base)
+    if isinstance(e, sp.Mul):
+        return sum(_x_degree(a) for a in e.args)
+    return max(_x_degree(a) for a in e.args)
 
 
 def _tree(text: str) -> ast.Expression:

@@ -214,14 +214,20 @@ def implicit_derivatives(
     for n in range(1, order + 1):
         e = sp.diff(equation, x, n)
         # xreplace, not subs: subs would rewrite Derivative(y, (x, 2)) as Derivative(y', x).
-        table: dict[sp.Basic, sp.Basic] = {sp.Derivative(y, (x, m)): out[m - 1] for m in range(1, n)}
+        table: dict[sp.Basic, sp.Basic] = {
+            sp.Derivative(y, (x, m)): out[m - 1] for m in range(1, n)
+        }
         table[sp.Derivative(y, (x, n))] = unknown
         e = e.xreplace(table)
         slope = sp.diff(e, unknown)
         if sp.diff(slope, unknown) != 0:
-            raise DerivationError(f"the {n}-th derivative of {equation} = 0 is not linear in y^({n}).")
+            raise DerivationError(
+                f"the {n}-th derivative of {equation} = 0 is not linear in y^({n})."
+            )
         if sp.simplify(slope) == 0:
-            raise DerivationError(f"∂F/∂y vanishes for F = {equation}: y is not defined implicitly.")
+            raise DerivationError(
+                f"∂F/∂y vanishes for F = {equation}: y is not defined implicitly."
+            )
         out.append(sp.factor(sp.together(-e.subs(unknown, 0) / slope)))
     return tuple(out)
 
@@ -292,7 +298,9 @@ def dual_taylor_coefficient(act: Activation, k: int, s: sp.Expr = S) -> sp.Expr 
     return sp.simplify(s**k * e.closed_form.subs(TAU, sp.sqrt(s)) ** 2)
 
 
-def _price_rule(expr: sp.Expr, s: sp.Expr, at0: Mapping[int, sp.Expr], at1: Mapping[int, sp.Expr]) -> sp.Expr:
+def _price_rule(
+    expr: sp.Expr, s: sp.Expr, at0: Mapping[int, sp.Expr], at1: Mapping[int, sp.Expr]
+) -> sp.Expr:
     """Replace f^{(n)}(0) → s^n at0[n]², f(1) → at1[0], f'(1) → s·at1[1] (Price's theorem)."""
 
     def rule(n: sp.Expr, r: sp.Expr) -> sp.Expr:
@@ -411,9 +419,7 @@ def _derive_sphere(order: int) -> SphereFormulas:
 
     g_at_1 = S
     # k(1) = h(s) with f'(1) = s E[φ'(√s ξ)²].
-    k_at_1 = sp.simplify(
-        _price_rule(ntk_map.subs(C, S), S, {}, {1: M_DSQ})
-    )
+    k_at_1 = sp.simplify(_price_rule(ntk_map.subs(C, S), S, {}, {1: M_DSQ}))
 
     ck_theorem = inner_product_equivalent([g_symbol(j) for j in range(3)], S)
     ntk_theorem = inner_product_equivalent([k_symbol(j) for j in range(3)], K_AT_1)
@@ -479,7 +485,9 @@ class ExplicitSphereFormulas:
 def _explicit_coefficients(kernel: sp.Expr) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     at0 = {j: e_symbol(j) for j in range(4)}
     at1 = {0: E_SQ, 1: E_DSQ}
-    taylor = [_price_rule(sp.diff(kernel, RHO, j).subs(RHO, 0), sp.S.One, at0, at1) for j in range(3)]
+    taylor = [
+        _price_rule(sp.diff(kernel, RHO, j).subs(RHO, 0), sp.S.One, at0, at1) for j in range(3)
+    ]
     at_one = _price_rule(kernel.subs(RHO, 1), sp.S.One, at0, at1)
     a, b, m = inner_product_equivalent(taylor, at_one)
     return sp.expand(a), sp.expand(b), sp.expand(m)
@@ -568,8 +576,12 @@ def _label(sol: Mapping[sp.Symbol, sp.Expr]) -> str:
     return "".join("+" if sp.N(v.xreplace(point), 30) > 0 else "-" for v in vals)
 
 
-def _solve_corollary(coefficients: tuple[sp.Expr, sp.Expr, sp.Expr]) -> tuple[tuple[sp.Expr, ...], tuple[QuadraticSolution, ...]]:
-    equations = tuple(sp.expand(c - t) for c, t in zip(coefficients, (ALPHA, BETA, MU), strict=True))
+def _solve_corollary(
+    coefficients: tuple[sp.Expr, sp.Expr, sp.Expr],
+) -> tuple[tuple[sp.Expr, ...], tuple[QuadraticSolution, ...]]:
+    equations = tuple(
+        sp.expand(c - t) for c, t in zip(coefficients, (ALPHA, BETA, MU), strict=True)
+    )
     sols = _triangular_solve(equations, [_A2, _A1, _A0])
     labelled = sorted(
         (QuadraticSolution(_label(s), s[_A2], s[_A1], s[_A0]) for s in sols),
