@@ -119,6 +119,25 @@ def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     _add_common(p)
 
+    p = sub.add_parser(
+        "experiment",
+        help="accuracy and cost: DEQ vs designed ENN vs naive ENN random features (needs [validate])",
+    )
+    p.add_argument("--deq", default="tanh", metavar="ACT")
+    p.add_argument("--family", default="hard_tanh")
+    p.add_argument("--layers", type=int, default=None)
+    p.add_argument(
+        "--dataset", default="gmm,digits", help="comma list of gmm, digits, mnist:DIR, fashion:DIR"
+    )
+    p.add_argument("--sigma-a2", default="0.2")
+    p.add_argument("--m", type=int, default=1024, help="width (default 1024)")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--n-train", type=int, default=1000)
+    p.add_argument("--n-test", type=int, default=500)
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--plot", default=None, metavar="DIR", help="write experiment.png there")
+
     p = sub.add_parser("activations", help="list the activation library")
     p.add_argument("--json", action="store_true")
 
@@ -292,6 +311,47 @@ def _design(args: argparse.Namespace) -> int:
     return 0
 
 
+def _experiment(args: argparse.Namespace) -> int:
+    try:
+        import torch
+        from tqdm import tqdm
+
+        from .validate._experiment import plot_experiment, run_experiment
+    except ImportError as e:
+        from ._errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"`deqrmt experiment` needs the validate extra: pip install 'deqrmt[validate]' ({e})."
+        ) from None
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    datasets = [d.strip() for d in args.dataset.split(",") if d.strip()]
+    bar = tqdm(total=len(datasets) * args.seeds, desc="experiment", file=sys.stderr, disable=None)
+    res = run_experiment(
+        args.deq, args.family, datasets=datasets, layers=args.layers, sigma_a2=args.sigma_a2, m=args.m,
+        seeds=args.seeds, n_train=args.n_train, n_test=args.n_test, device=device,
+        progress=lambda _msg: bar.update(1),
+    )  # fmt: skip
+    bar.close()
+    summary = res.summary()
+    if args.plot:
+        os.makedirs(args.plot, exist_ok=True)
+        summary["plot"] = str(plot_experiment(res, os.path.join(args.plot, "experiment.png")))
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    for ds, models in summary["datasets"].items():
+        print(f"{ds}:")
+        for model, v in models.items():
+            if isinstance(v, dict):
+                print(
+                    f"  {model:<13} accuracy {v['accuracy_mean']:.4f} ± {v['accuracy_std']:.4f}   features {v['seconds_mean']:.3f} s"
+                )
+        print(f"  designed ENN / DEQ feature time: {models['enn_over_deq_time']:.3g}")
+    return 0
+
+
 def _activations(args: argparse.Namespace) -> int:
     from .symbolic import LIBRARY
 
@@ -324,6 +384,7 @@ _COMMANDS: dict[str, Any] = {
     "activations": _activations,
     "derive": _derive,
     "design": _design,
+    "experiment": _experiment,
     "latex": _latex,
     "codegen": _codegen,
     "validate": _validate,
