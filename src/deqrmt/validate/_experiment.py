@@ -87,8 +87,8 @@ def load_dataset(spec: str, *, n_train: int, n_test: int, seed: int) -> Dataset:
     if spec == "gmm":
         p = 256
         mix = paper_mixture(p)
-        tr, te = mix.sample(n_train, rng), mix.sample(n_test, rng)
-        return Dataset("gmm", tr.X, tr.labels, te.X, te.labels)
+        s_tr, s_te = mix.sample(n_train, rng), mix.sample(n_test, rng)
+        return Dataset("gmm", s_tr.X, s_tr.labels, s_te.X, s_te.labels)
     if spec == "digits":
         from sklearn.datasets import load_digits
 
