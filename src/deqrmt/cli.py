@@ -352,6 +352,67 @@ def _experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def _certificate_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="deqrmt validate",
+        description="Certify a designed ENN: DEQ kernel vs ENN kernel (exact and Monte Carlo) vs n.",
+    )
+    p.add_argument("--deq", required=True, metavar="ACT")
+    p.add_argument(
+        "--enn", required=True, metavar="DESIGN.json", help="output of `deqrmt design --json`"
+    )
+    p.add_argument("--n", default="256,512,1024")
+    p.add_argument("--ratio", type=float, default=0.8, help="p/n (default 0.8, as on the slide)")
+    p.add_argument("--m", type=int, default=1024)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    return p
+
+
+def _certify(args: argparse.Namespace) -> int:
+    from ._errors import InvalidArgument
+
+    try:
+        with open(args.enn, encoding="utf-8") as fh:
+            design = json.load(fh)
+    except (OSError, json.JSONDecodeError) as e:
+        raise InvalidArgument(f"cannot read the design {args.enn!r}: {e}.") from None
+    if not isinstance(design, dict) or "solutions" not in design or not design["solutions"]:
+        raise InvalidArgument(
+            f"{args.enn!r} is not a `deqrmt design --json` output with a solution."
+        )
+    try:
+        from tqdm import tqdm
+
+        from .validate._certificate import certify_design
+    except ImportError as e:
+        raise InvalidArgument(
+            f"needs the validate extra: pip install 'deqrmt[validate]' ({e})."
+        ) from None
+    ns = [int(v) for v in args.n.split(",") if v.strip()]
+    bar = tqdm(total=len(ns), desc="certificate", file=sys.stderr, disable=None)
+    res = certify_design(
+        args.deq,
+        design,
+        ns=ns,
+        ratio=args.ratio,
+        m=args.m,
+        seed=args.seed,
+        progress=lambda _m: bar.update(1),
+    )
+    bar.close()
+    if args.json:
+        print(res.to_json())
+    else:
+        print(f"{'n':>6} {'designed (exact)':>18} {'naive (exact)':>15} {'designed (MC)':>15}")
+        for r in res.runs:
+            mc = f"{r['designed_mc']:15.4g}" if "designed_mc" in r else f"{'-':>15}"
+            print(f"{r['n']:>6} {r['designed_exact']:18.4g} {r['naive_exact']:15.4g} {mc}")
+        print(f"slopes: designed {res.slope['designed_exact']}, naive {res.slope['naive_exact']}")
+        print("certificate: " + ("PASSED" if res.passed else "FAILED"))
+    return 0 if res.passed else 1
+
+
 def _activations(args: argparse.Namespace) -> int:
     from .symbolic import LIBRARY
 
@@ -385,6 +446,7 @@ _COMMANDS: dict[str, Any] = {
     "derive": _derive,
     "design": _design,
     "experiment": _experiment,
+    "certify": _certify,
     "latex": _latex,
     "codegen": _codegen,
     "validate": _validate,
@@ -396,9 +458,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._errors import DeqrmtError
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    # Only `validate` needs its (torch-side) options; other commands start without importing it.
-    parser = build_parser(with_validate=bool(argv) and argv[0] == "validate")
-    args = parser.parse_args(argv)
+    if argv[:1] == ["validate"] and any(a == "--enn" or a.startswith("--enn=") for a in argv):
+        # `deqrmt validate --deq ACT --enn DESIGN.json`: the certificate of a designed ENN
+        parser = _certificate_parser()
+        args = parser.parse_args(argv[1:])
+        args.command = "certify"
+    else:
+        # Only `validate` needs its (torch-side) options; other commands start without it.
+        parser = build_parser(with_validate=bool(argv) and argv[0] == "validate")
+        args = parser.parse_args(argv)
     try:
         return int(_COMMANDS[args.command](args))
     except DeqrmtError as e:
