@@ -70,6 +70,15 @@ def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser(
+        "sphere",
+        help="α, β, μ (CK) and NTK versions of a DEQ on sphere data, and Corollary 1's quadratics (HLD 2023)",
+        description="HLD 2023 sphere setting for an arbitrary activation, to verified digits.",
+    )
+    from .numeric._sphere_cli import configure_sphere_parser
+
+    configure_sphere_parser(p)
+
+    p = sub.add_parser(
         "derive",
         help="print the derived general formulas (text or LaTeX)",
         description="The formulas derived by SymPy from the kernel map; nothing is typed in.",
@@ -413,6 +422,13 @@ def _certify(args: argparse.Namespace) -> int:
     return 0 if res.passed else 1
 
 
+def _sphere(args: argparse.Namespace) -> int:
+    from .numeric._sphere_cli import run_sphere
+
+    result: int = run_sphere(args)
+    return result
+
+
 def _activations(args: argparse.Namespace) -> int:
     from .symbolic import LIBRARY
 
@@ -444,6 +460,7 @@ _COMMANDS: dict[str, Any] = {
     "explicit": _explicit,
     "activations": _activations,
     "derive": _derive,
+    "sphere": _sphere,
     "design": _design,
     "experiment": _experiment,
     "certify": _certify,

@@ -46,7 +46,6 @@ from ..symbolic._sphere import (
     derive_quadratic,
     derive_sphere,
 )
-from ._coefficients import _fp_fixed_point
 from ._moments import evaluator_for
 from ._printer import compile_function
 from ._quadrature import gauss_legendre
@@ -345,11 +344,11 @@ def dual_series(
         raise InvalidArgument(f"r_max must lie in [0, 1), got r_max={r_max!r}.")
     ctx = mpmath.MPContext()
     ctx.dps = dps + 10
-    s_val = (
-        ctx.convert(s)
-        if not isinstance(s, (str, int))
-        else ctx.convert(sp.Rational(to_rational(s, "s")))
-    )
+    if hasattr(s, "_mpf_"):  # an mpf of any context: exact
+        s_val = ctx.convert(s)
+    else:
+        q = to_rational(s, "s")  # exact decimal/fraction; a Python float is refused
+        s_val = ctx.mpf(int(q.p)) / int(q.q)
     if not s_val > 0:
         raise InvalidArgument(f"s must be > 0, got s={s!r}.")
     terms = _terms_needed(r_max, dps + 2, max_derivative)
@@ -478,6 +477,46 @@ def _quadratic_functions() -> tuple[
     return tuple(s.signs for s in q.ck), ck, ntk
 
 
+def _float_variance(act: Activation, sa2: float, sb2: float) -> float:
+    """A float64 start for s = g(1): the DEQ's iteration q ← σ_a² E[φ(√q ξ)²] + σ_b² from z = 0.
+
+    Newton steps where the map contracts locally (F' < 1), Picard steps elsewhere, each halved
+    until the residual F(q) − q shrinks: from q = σ_b² this climbs to the attracting root.
+    """
+    ev = evaluator_for(act)
+    fp = mpmath.fp
+
+    def fmap(q: float) -> tuple[float, float]:
+        m = ev(fp, math.sqrt(q), ("sq", "sq2"))
+        return sa2 * float(m["sq"].value) + sb2, sa2 * float(m["sq2"].value) / 2
+
+    q = sb2
+    f, fprime = fmap(q)
+    for _ in range(200):
+        h = f - q
+        if abs(h) <= 1e-14 * q:
+            return q
+        step = h / (1 - fprime) if fprime < 1 else h
+        for _ in range(40):
+            q_new = q + step
+            if q_new > 0 and math.isfinite(q_new):
+                try:
+                    f_new, fprime_new = fmap(q_new)
+                except (OverflowError, ArithmeticError, ValueError):
+                    f_new = math.nan
+                if math.isfinite(f_new) and abs(f_new - q_new) < abs(h):
+                    break
+            step /= 2
+        else:
+            break
+        q, f, fprime = q_new, f_new, fprime_new
+    raise ContractionError(
+        f"the diagonal map s ← σ_a² E[φ(√s ξ)²] + σ_b² (σ_a² = {sa2:g}, σ_b² = {sb2:g}) has no "
+        "attracting fixed point reachable from z = 0: reduce --sigma-a2 (the map must contract, "
+        "σ_a² E[(φ²)''(√s ξ)]/2 < 1)."
+    )
+
+
 def _variance(
     act: Activation, a2: Any, b2: Any, ctx: Any, refine: int, q_start: Any
 ) -> tuple[Any, Any, Any]:
@@ -502,17 +541,21 @@ def _variance(
     return q, a2 * m["sq2"].value / 2, m["dsq"].value
 
 
-def _origin(proj: _HermiteProjection, s: Any, a2: Any, digits: int) -> Any:
+def _origin(
+    proj: _HermiteProjection, s: Any, tau: Any, a2: Any, digits: int
+) -> tuple[Any, _HermiteProjection]:
     """r₀ = g(0)/s: the root of s r = σ_a² f(r) in [0, 1), with enough Mehler terms for it.
 
     f is increasing and convex on [0, 1) (c_k ≥ 0), so Newton from r = 0 climbs monotonically
-    to the root; the series is extended until its Parseval tail bound at r₀ is below 10^{−digits}.
+    to the root; the series is extended until its Parseval tail bound at r₀ is below
+    10^{−digits}.  Returns r₀ and the projection (rebuilt with more nodes when the terms needed
+    outgrow the ones its panels were sized for).
     """
     ctx = proj.ctx
+    tol = ctx.mpf(10) ** (-digits)
     while True:
         coeffs = proj.coefficients
         r = ctx.zero
-        tol = ctx.mpf(10) ** (-digits)
         for _ in range(200):
             f0 = _series_derivative(ctx, coeffs, r, 0)
             f1 = _series_derivative(ctx, coeffs, r, 1)
@@ -533,7 +576,9 @@ def _origin(proj: _HermiteProjection, s: Any, a2: Any, digits: int) -> Any:
         if need > MAX_TERMS:
             raise _too_close(r_f)
         if need < proj.terms:
-            return r
+            return r, proj
+        if need > proj.k_layout:
+            proj = _HermiteProjection(proj.act, tau, ctx, proj.digits, proj.refine, 2 * need)
         proj.extend(need)
 
 
@@ -561,9 +606,10 @@ def _sphere_run(
             "contraction off the diagonal and K* = G*/(1 − Ġ*) diverges; choose --sigma-a2 < "
             f"{ctx.nstr(1 / m_dsq, 8)} (with σ_b² fixed)."
         )
-    proj = _HermiteProjection(act, ctx.sqrt(s), ctx, digits, refine, k_layout=128)
+    tau = ctx.sqrt(s)
+    proj = _HermiteProjection(act, tau, ctx, digits, refine, k_layout=128)
     proj.extend(_ORDER + 1)
-    r0 = _origin(proj, s, a2, digits)
+    r0, proj = _origin(proj, s, tau, a2, digits)
     coeffs = proj.coefficients
     fs = [_series_derivative(ctx, coeffs, r0, j) for j in range(_ORDER + 2)]
     fn, names, _ = _sphere_function()
@@ -601,7 +647,7 @@ def sphere_variance(
     sa2, sb2 = _sigmas(sigma_a2, sigma_b2)
     ctx = mpmath.MPContext()
     ctx.dps = dps + 10
-    q_fp, _ = _fp_fixed_point(evaluator_for(act), float(sa2), float(sb2), False)
+    q_fp = _float_variance(act, float(sa2), float(sb2))
     a2, b2 = (ctx.mpf(int(v.p)) / int(v.q) for v in (sa2, sb2))
     return _variance(act, a2, b2, ctx, 0, q_fp)[0]
 
@@ -653,7 +699,7 @@ def sphere_coefficients(
         raise InvalidArgument(f"d must be a positive integer (the data dimension), got d={d!r}.")
     if isinstance(dps, bool) or not isinstance(dps, int) or not 5 <= dps <= 200:
         raise InvalidArgument(f"dps must be an integer in [5, 200], got dps={dps!r}.")
-    q_fp, _ = _fp_fixed_point(evaluator_for(act), float(sa2), float(sb2), False)
+    q_fp = _float_variance(act, float(sa2), float(sb2))
     work, wck, wntk, terms = _sphere_run(act, sa2, sb2, d, dps + _GUARD_WORK, 0, q_fp)
     check, cck, cntk, terms_c = _sphere_run(act, sa2, sb2, d, dps + _GUARD_CHECK, 1, work["g_at_1"])
     keys = (*SPHERE_KEYS, *NTK_EXTRA_KEYS)

@@ -25,6 +25,12 @@ from ._recursion import LayerFormulas as LayerFormulas
 from ._recursion import MomentSymbols as MomentSymbols
 from ._recursion import derive_deq as derive_deq
 from ._recursion import derive_layer as derive_layer
+from ._sphere import ExplicitSphereFormulas as ExplicitSphereFormulas
+from ._sphere import QuadraticFormulas as QuadraticFormulas
+from ._sphere import SphereFormulas as SphereFormulas
+from ._sphere import derive_explicit_sphere as derive_explicit_sphere
+from ._sphere import derive_quadratic as derive_quadratic
+from ._sphere import derive_sphere as derive_sphere
 
 
 def get_activation(spec: "str | Activation") -> Activation:

@@ -126,13 +126,34 @@ def equations(
             Equation("eq:lkappa", r"\tilde\kappa_l^2", lf.kappa_sq, n),
         ]
     if target == "sphere":
-        try:
-            from ._sphere import sphere_equations
-        except ImportError:
-            raise InvalidArgument("the sphere derivation is not available in this build.") from None
-        result: list[Equation] = sphere_equations()
-        return result
+        return _sphere_equations()
     raise InvalidArgument(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}.")
+
+
+def _sphere_equations() -> list[Equation]:
+    """HLD 2023 (sphere data): g(ρ) by implicit differentiation, k = h∘g, Theorems 1 and 3."""
+    from . import _sphere as sph
+
+    f = sph.derive_sphere()
+    names: dict[sp.Symbol, str] = {
+        SIGMA_A2: r"\sigma_a^2", SIGMA_B2: r"\sigma_b^2", sph.S: "s", sph.G0: "g_0", sph.DIM: "d",
+        sph.M_DSQ: r"\mathbb{E}[\phi'(\sqrt{s}\xi)^2]", sph.M_SQ: r"\mathbb{E}[\phi^2(\sqrt{s}\xi)]",
+    }  # fmt: skip
+    for j in range(f.order + 2):
+        names[sph.f_symbol(j)] = rf"f_\phi^{{({j})}}(g_0/s)"
+    eqs = [
+        Equation("eq:s", "s", f.variance_equation.rhs, names),
+        Equation("eq:g0", "g_0", f.origin_equation.rhs, names),
+    ]
+    for n, e in enumerate(f.g_derivatives, start=1):
+        eqs.append(Equation(f"eq:g{n}", rf"g^{{({n})}}(0)", e, names))
+    for n, e in enumerate(f.k_derivatives):
+        eqs.append(Equation(f"eq:k{n}", rf"k^{{({n})}}(0)", e, names))
+    for sym, e in zip(("alpha", "beta", "mu"), f.ck, strict=True):
+        eqs.append(Equation(f"eq:{sym}", rf"\{sym}", e, names))
+    for sym, e in zip(("alpha", "beta", "mu"), f.ntk, strict=True):
+        eqs.append(Equation(f"eq:ntk{sym}", rf"\dot\{sym}", e, names))
+    return eqs
 
 
 def latex_block(eqs: Sequence[Equation]) -> str:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import sympy as sp
@@ -60,6 +60,8 @@ __all__ = [
     "M_DSQ",
     "E_SQ",
     "E_DSQ",
+    "K_AT_1",
+    "QUADRATIC_SYMBOLS",
     "DualDerivative",
     "NTKMapDerivative",
     "SphereFormulas",
@@ -455,7 +457,7 @@ def derive_sphere(order: int = 2) -> SphereFormulas:
 
     Example:
       >>> derive_sphere().g_derivatives[0]
-      s*sigma_b2/(s - f_1*sigma_a2)
+      s*sigma_b2/(-f_1*sigma_a2 + s)
     """
     if not isinstance(order, int) or isinstance(order, bool) or not 2 <= order <= 12:
         raise InvalidArgument(f"order must be an integer in [2, 12], got order={order!r}.")
@@ -592,6 +594,11 @@ def _solve_corollary(
     return equations, tuple(labelled)
 
 
+def _three(exprs: Iterable[sp.Expr]) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    a, b, c = exprs
+    return a, b, c
+
+
 def _derive_quadratic() -> QuadraticFormulas:
     sigma = _A2 * _T**2 + _A1 * _T + _A0
     z = sp.Symbol("z", real=True)
@@ -605,8 +612,8 @@ def _derive_quadratic() -> QuadraticFormulas:
     table = {e_symbol(j): moments[f"e_{j}"] for j in range(3)}
     table.update({E_SQ: moments["e_sq"], E_DSQ: moments["e_dsq"]})
     ex = derive_explicit_sphere()
-    ck_eqs, ck = _solve_corollary(tuple(sp.expand(c.xreplace(table)) for c in ex.ck))  # type: ignore[arg-type]
-    ntk_eqs, ntk = _solve_corollary(tuple(sp.expand(c.xreplace(table)) for c in ex.ntk))  # type: ignore[arg-type]
+    ck_eqs, ck = _solve_corollary(_three(sp.expand(c.xreplace(table)) for c in ex.ck))
+    ntk_eqs, ntk = _solve_corollary(_three(sp.expand(c.xreplace(table)) for c in ex.ntk))
     return QuadraticFormulas(sigma, moments, ck_eqs, ntk_eqs, ck, ntk)
 
 
