@@ -152,7 +152,9 @@ def test_all_five_targets_derive_cold_under_5s_then_from_cache(tmp_path: Path) -
     env = dict(os.environ, DEQRMT_CACHE_DIR=str(tmp_path))
     env.pop("DEQRMT_NO_CACHE", None)
     run = lambda: float(  # noqa: E731
-        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        ).stdout
     )
     cold = run()
     assert cold < 5.0  # measured ≈ 1.1 s on the 2-core CI machine

@@ -176,4 +176,3 @@ def certify_design(
         "seed": seed,
     }
     return CertificateResult(inputs, runs, slope, bool(passed))
-

@@ -30,6 +30,11 @@ __all__ = ["Coefficients", "VARIANTS"]
 #: Negative-control variants accepted by :meth:`Coefficients.variant`.
 VARIANTS = ("alpha2_slide", "kappa_slide", "beta3_slide", "alpha1_x1.2")
 
+_VALUE_KEYS = (
+    "tau_star", "gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4",
+    "beta_1", "beta_2", "beta_3", "kappa_star", "center",
+)  # fmt: skip
+
 
 @dataclasses.dataclass(frozen=True)
 class Coefficients:
@@ -81,31 +86,55 @@ class Coefficients:
 
     @classmethod
     def from_numeric(
-        cls, activation: Any, sigma_a2: str, sigma_b2: str | None, tau0: float, dps: int = 20
+        cls,
+        activation: Any,
+        sigma_a2: str,
+        sigma_b2: str | None,
+        tau0: float,
+        dps: int = 20,
+        trainable: tuple[str, ...] = ("a", "A"),
     ) -> tuple[Coefficients, Any]:
         """Compute with :func:`deqrmt.numeric.deq_coefficients`; returns (coefficients, Activation).
 
-        ``tau0`` is passed as its shortest round-trip decimal string (τ0 of the actual data).
+        ``tau0`` is passed as its shortest round-trip decimal string (τ0 of the actual data);
+        ``trainable`` is the NTK's parameter set (β*, κ* depend on it).
         """
         from ..numeric import deq_coefficients
 
-        res = deq_coefficients(activation, sigma_a2=sigma_a2, sigma_b2=sigma_b2, tau0=repr(float(tau0)), dps=dps)
+        res = deq_coefficients(
+            activation,
+            sigma_a2=sigma_a2,
+            sigma_b2=sigma_b2,
+            tau0=repr(float(tau0)),
+            dps=dps,
+            trainable=trainable,
+        )
         v, m = res.as_floats(), res.moments_as_floats()
         out = cls(
             sigma_a2=float(res.sigma_a2),
             sigma_b2=float(res.sigma_b2),
             tau0=float(res.tau0),
-            **{k: v[k] for k in ("tau_star", "gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4")},
-            **{k: v[k] for k in ("beta_1", "beta_2", "beta_3", "kappa_star", "center")},
-            **{k: m[k] for k in ("E_phi_prime", "E_phi_second", "E_phi_prime_sq", "E_phi_sq_second")},
+            tau_star=v["tau_star"],
+            gamma_star=v["gamma_star"],
+            alpha_1=v["alpha_1"],
+            alpha_2=v["alpha_2"],
+            alpha_3=v["alpha_3"],
+            alpha_4=v["alpha_4"],
+            beta_1=v["beta_1"],
+            beta_2=v["beta_2"],
+            beta_3=v["beta_3"],
+            kappa_star=v["kappa_star"],
+            center=v["center"],
+            E_phi_prime=m["E_phi_prime"],
+            E_phi_second=m["E_phi_second"],
+            E_phi_prime_sq=m["E_phi_prime_sq"],
+            E_phi_sq_second=m["E_phi_sq_second"],
         )
         return out, res.activation
 
     def as_floats(self) -> dict[str, float]:
         """The keys of :meth:`deqrmt.numeric.DEQCoefficients.as_floats`."""
-        keys = ("tau_star", "gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4")
-        keys += ("beta_1", "beta_2", "beta_3", "kappa_star", "center")
-        return {k: float(getattr(self, k)) for k in keys}
+        return {k: float(getattr(self, k)) for k in _VALUE_KEYS}
 
     def formula_residuals(self) -> dict[str, float]:
         """Relative deviation of each coefficient from the formulas of the module docstring.

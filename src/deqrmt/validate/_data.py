@@ -96,7 +96,9 @@ class GaussianMixture:
                 f"got {self.covariances.shape}."
             )
         if self.weights.shape != (k,) or not math.isclose(float(self.weights.sum()), 1.0):
-            raise InvalidArgument(f"weights must be {k} proportions summing to 1, got {self.weights}.")
+            raise InvalidArgument(
+                f"weights must be {k} proportions summing to 1, got {self.weights}."
+            )
 
     @property
     def p(self) -> int:
@@ -161,7 +163,9 @@ class GaussianMixture:
         return math.sqrt(float(frac @ self._traces()) / self.p)
 
 
-def paper_mixture(p: int, *, classes: int = 2, mean_norm: float = 8.0, cov_shift: float = 8.0) -> GaussianMixture:
+def paper_mixture(
+    p: int, *, classes: int = 2, mean_norm: float = 8.0, cov_shift: float = 8.0
+) -> GaussianMixture:
     r"""The slides' figure setting: μ_a = 8·e_{8(a−1)+1}, C_a = (1 + 8(a−1)/√p)·I_p, equal π_a.
 
     With two equal classes: τ0² = tr C°/p = 1 + 4/√p, t = (−4, 4) and

@@ -1,6 +1,8 @@
 r"""The finite-width DEQ z* = φ_c(σ_a A z* + σ_b B x)/√m (slides, eq. (3)), batched over samples.
 
-All n samples are solved at once: Z is m × n, and one iteration costs one m × m × n matmul.
+All n samples are solved at once, one m × m × n matmul per iteration.  Internally the state is
+n × m (a row per sample, see :mod:`._anderson`); :class:`DeqSolution` exposes Z and H as the
+m × n matrices of the slides (transposed views).
 The weights A (m × m), B (m × p), a (m) have i.i.d. N(0, 1) entries (slides, Assumption (1));
 they are drawn on the CPU from a seeded generator and then moved, so a seed gives the same
 network on every device and in float32 and float64.
@@ -70,7 +72,11 @@ class DeqWeights:
 
 @dataclasses.dataclass(frozen=True)
 class DeqSolution:
-    """The equilibrium Z* (m × n), its pre-activations H* = σ_a A Z* + σ_b B X, and the trace."""
+    """The equilibrium Z* (m × n), its pre-activations H* = σ_a A Z* + σ_b B X, and the trace.
+
+    ``residuals[k]`` is the largest relative residual ‖f(z) − z‖/‖f(z)‖ over samples after
+    evaluation k + 1 of the map.
+    """
 
     Z: torch.Tensor
     H: torch.Tensor
@@ -86,12 +92,14 @@ def solve_deq(
     tol: float | None = None,
     max_iter: int = 300,
     memory: int = 5,
-    method: str = "anderson",
+    method: str = "picard",
 ) -> DeqSolution:
     """Solve z_i = φ_c(σ_a A z_i + σ_b B x_i)/√m for all columns x_i of ``X`` (p × n).
 
     Starts from z⁰ = 0 (so the iteration reaches the attracting fixed point that the
-    coefficients describe) and stops when every column's relative residual is ≤ ``tol``.
+    coefficients describe) and stops when every sample's relative residual is ≤ ``tol``.
+    ``method`` is "picard" (plain iteration, the default: as fast as Anderson here, see
+    :mod:`._anderson`) or "anderson" (with ``memory`` past iterates).
 
     Raises:
       NoConvergence: after ``max_iter`` evaluations, with the residual trace's tail.
@@ -99,15 +107,17 @@ def solve_deq(
     A, B = weights.A, weights.B
     Xt = torch.as_tensor(X, dtype=A.dtype, device=A.device)
     if Xt.ndim != 2 or Xt.shape[0] != B.shape[1]:
-        raise InvalidArgument(f"X must be p × n with p = {B.shape[1]}, got shape {tuple(Xt.shape)}.")
+        raise InvalidArgument(
+            f"X must be p × n with p = {B.shape[1]}, got shape {tuple(Xt.shape)}."
+        )
     tol = default_tol(A.dtype) if tol is None else tol
-    inject = weights.sigma_b * (B @ Xt)
+    inject = weights.sigma_b * (Xt.T @ B.T)  # n × m
     scale = 1.0 / math.sqrt(weights.m)
 
-    def f(z: torch.Tensor) -> torch.Tensor:
-        return act.phi(torch.addmm(inject, A, z, alpha=weights.sigma_a)) * scale
+    def f(z: torch.Tensor) -> torch.Tensor:  # z: n × m, row i = z_iᵀ
+        return act.phi(torch.addmm(inject, z, A.T, alpha=weights.sigma_a)).mul_(scale)
 
-    z0 = torch.zeros((weights.m, Xt.shape[1]), dtype=A.dtype, device=A.device)
+    z0 = torch.zeros((Xt.shape[1], weights.m), dtype=A.dtype, device=A.device)
     if method == "anderson":
         fp: FixedPoint = anderson(f, z0, tol=tol, max_iter=max_iter, memory=memory)
     elif method == "picard":
@@ -120,5 +130,5 @@ def solve_deq(
             f"the DEQ fixed point did not converge in {max_iter} iterations (last residuals "
             f"{tail}; tol {tol:g}). Lower sigma_a2 or raise max_iter."
         )
-    H = torch.addmm(inject, A, fp.x, alpha=weights.sigma_a)
-    return DeqSolution(fp.x, H, fp.residuals, fp.iterations)
+    H = torch.addmm(inject, fp.x, A.T, alpha=weights.sigma_a)
+    return DeqSolution(fp.x.T, H.T, fp.residuals, fp.iterations)

@@ -163,7 +163,9 @@ class ScaledErf:
     offset: float
 
 
-def _closed_form(pieces: tuple, kinks: tuple[float, ...], x: sp.Symbol) -> PiecewiseLinear | ScaledErf | None:
+def _closed_form(
+    pieces: tuple, kinks: tuple[float, ...], x: sp.Symbol
+) -> PiecewiseLinear | ScaledErf | None:
     if set(kinks) <= {0.0} and len(pieces) <= 2:
         slopes = []
         for p in pieces:
@@ -237,16 +239,27 @@ class CenteredActivation:
         )
 
     def _assemble(self, fns: tuple[_Fn, ...], t: torch.Tensor) -> torch.Tensor:
-        out = _tensor_like(fns[0](t), t)
+        out = fns[0](t)
         for k, f in zip(self.kinks, fns[1:], strict=True):
-            out = torch.where(t > k, _tensor_like(f(t), t), out)
-        return out
+            v = f(t)
+            if not isinstance(out, torch.Tensor) and not isinstance(v, torch.Tensor):
+                out = _tensor_like(out, t)
+            out = torch.where(t > k, v, out)  # type: ignore[arg-type]
+        return _tensor_like(out, t)
 
     def phi(self, t: torch.Tensor) -> torch.Tensor:
         """φ_c(t) = φ(t) − c, elementwise."""
-        out = self._assemble(self._pieces, t)
+        cf = self.closed_form
+        if isinstance(cf, PiecewiseLinear):  # s₋x + (s₊ − s₋)relu(x): fewer ops than where()
+            out = torch.relu(t) * (cf.slope_pos - cf.slope_neg)
+            out = out + cf.slope_neg * t if cf.slope_neg else out
+            return out - self.center if self.center else out
+        out = self._assemble(self._pieces, t)  # may alias t (identity piece): no in-place ops
         return out - self.center if self.center else out
 
     def dphi(self, t: torch.Tensor) -> torch.Tensor:
         """φ_c'(t) = φ'(t), elementwise (left derivative at a kink)."""
+        cf = self.closed_form
+        if isinstance(cf, PiecewiseLinear):
+            return (t > 0).to(t.dtype) * (cf.slope_pos - cf.slope_neg) + cf.slope_neg
         return self._assemble(self._dpieces, t)

@@ -133,7 +133,9 @@ def gaussian_rule(
     loc_w: list[np.ndarray] = []
     for ia, ib in merged:
         inside = sorted({k for k in kinks if k != 0.0 and ia <= min(k / hi_s, k / lo_s) <= ib})
-        pos = np.stack([np.full(n, ia)] + [np.clip(k / sq, ia, ib) for k in inside] + [np.full(n, ib)], axis=1)
+        pos = np.stack(
+            [np.full(n, ia)] + [np.clip(k / sq, ia, ib) for k in inside] + [np.full(n, ib)], axis=1
+        )
         pos.sort(axis=1)
         for j in range(pos.shape[1] - 1):
             pa, pb = pos[:, j], pos[:, j + 1]

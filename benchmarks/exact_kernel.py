@@ -1,0 +1,119 @@
+"""Benchmark: exact implicit kernels G*, K* (issue 4).
+
+Compares, in one run and on the same data (the paper preset, p = 0.8 n):
+
+* **fast**: the diagonal by Newton, then per-pair Newton with closed forms (arc-cosine,
+  arcsine) or the Mehler series — what ``deqrmt validate`` uses;
+* **baseline**: a plain 2-D Gauss–Hermite rule (``--nodes``², 25 = neural-tangents'
+  ``ElementwiseNumerical`` default) inside the plain iteration G ← F(G), as layer-by-layer codes do.
+
+The baseline is run in full at ``--baseline-n`` (default 512); at ``--n`` (default 2048) one
+baseline sweep over all pairs i ≤ j is timed and multiplied by the number of sweeps the
+baseline needed at ``--baseline-n`` (marked "est.": a full run would take minutes).  Accuracy: both against the nested-quadrature
+evaluator on ``--check`` samples (an independent rule, ~1e-13).
+
+    python benchmarks/exact_kernel.py                  # tanh, relu, gelu
+    python benchmarks/exact_kernel.py --act silu --n 1024
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from deqrmt.numeric import deq_coefficients
+from deqrmt.validate import exact_kernels, paper_mixture
+from deqrmt.validate._bivariate import GaussHermite2D
+from deqrmt.validate._exact import _solve_diagonal
+from deqrmt.validate._pointwise import CenteredActivation
+from deqrmt.validate._threads import torch_threads
+
+
+def _timed(fn, *args, **kw):  # type: ignore[no-untyped-def]
+    t = time.perf_counter()
+    out = fn(*args, **kw)
+    return out, time.perf_counter() - t
+
+
+def _one_sweep_seconds(act: CenteredActivation, X: np.ndarray, nodes: int, device: str) -> float:
+    """Wall time of one baseline evaluation of F over all pairs i ≤ j (same blocks as the solver)."""
+    Xt = torch.as_tensor(X, dtype=torch.float64, device=device)
+    n = Xt.shape[1]
+    gram = Xt.T @ Xt
+    with torch_threads(1 if device == "cpu" else torch.get_num_threads()):
+        q = _solve_diagonal(act, torch.diagonal(gram).clone(), 0.2, 0.8, 1e-15)
+        t = time.perf_counter()
+        biv = GaussHermite2D(act, q, nodes=nodes)
+        block = max(8, 2**17 // n)
+        for r0 in range(0, n, block):
+            rows, cols = slice(r0, min(n, r0 + block)), slice(r0, n)
+            biv(rows, cols, 0.2 * 0.3 + 0.8 * gram[rows, cols])
+        return time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--act", default="tanh,relu,gelu")
+    ap.add_argument("--n", type=int, default=2048)
+    ap.add_argument("--baseline-n", type=int, default=512)
+    ap.add_argument("--nodes", type=int, default=25)
+    ap.add_argument("--check", type=int, default=8, help="samples for the accuracy check")
+    ap.add_argument("--device", default="cpu")
+    args = ap.parse_args(argv)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}")
+    print(
+        f"{'act':>8} {'method':>10} | {'n':>5} {'fast s':>7} {'evals':>5} | "
+        f"{'nb':>4} {'fast s':>7} {'base s':>7} {'sweeps':>6} {'ratio':>6} | "
+        f"{'base@n s':>9} {'ratio@n':>8} | {'err fast':>8} {'err base':>8}"
+    )
+    for name in args.act.split(","):
+        row = []
+        for n in (args.n, args.baseline_n):
+            p = round(0.8 * n)
+            mix = paper_mixture(p)
+            s = mix.sample(n, np.random.default_rng([0, n]))
+            tau0 = mix.statistics(s).tau0
+            res = deq_coefficients(name, "0.2", None, repr(tau0), dps=16)
+            act = CenteredActivation.from_activation(res.activation, float(res.center))
+            row.append((s.X, act))
+        (X, act), (Xb, actb) = row
+        fast, t_fast = _timed(exact_kernels, act, X, 0.2, 0.8, device=args.device)
+        fast_b, t_fast_b = _timed(exact_kernels, actb, Xb, 0.2, 0.8, device=args.device)
+        base_b, t_base_b = _timed(
+            exact_kernels,
+            actb,
+            Xb,
+            0.2,
+            0.8,
+            method="gauss-hermite",
+            nodes=args.nodes,
+            device=args.device,
+        )
+        t_sweep = _one_sweep_seconds(act, X, args.nodes, args.device)
+        est = t_sweep * base_b.evaluations
+        # Accuracy on a subset spanning both classes, against nested quadrature.
+        idx = np.r_[0 : args.check // 2, args.baseline_n - args.check // 2 : args.baseline_n]
+        Xs = Xb[:, idx]
+        ref = exact_kernels(actb, Xs, 0.2, 0.8, method="conditional", device=args.device)
+        sub_fast = exact_kernels(actb, Xs, 0.2, 0.8, device=args.device)
+        sub_base = exact_kernels(
+            actb, Xs, 0.2, 0.8, method="gauss-hermite", nodes=args.nodes, device=args.device
+        )
+        err_fast = max(np.abs(sub_fast.G - ref.G).max(), np.abs(sub_fast.K - ref.K).max())
+        err_base = max(np.abs(sub_base.G - ref.G).max(), np.abs(sub_base.K - ref.K).max())
+        print(
+            f"{name:>8} {fast.method:>10} | {args.n:>5} {t_fast:>7.2f} {fast.evaluations:>5} | "
+            f"{args.baseline_n:>4} {t_fast_b:>7.2f} {t_base_b:>7.2f} {base_b.evaluations:>6} "
+            f"{t_base_b / t_fast_b:>6.0f} | {est:>8.0f}* {est / t_fast:>8.0f} | {err_fast:>8.1e} {err_base:>8.1e}",
+            flush=True,
+        )
+        del fast_b, base_b
+    print("* est.: one baseline sweep at n, timed, × the baseline's sweep count at baseline-n")
+    print("ratio = baseline seconds / fast seconds; err = max |Δ| of G*, K* vs nested quadrature")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Monte Carlo DEQs and exact infinite-width kernels that check the equivalent kernels Ḡ, K̄.
+
+The only part of deqrmt that imports torch.  The names below are loaded on first use, so that
+``import deqrmt.validate._cli`` (done by ``deqrmt --help``) does not import torch; for static
+type checkers they are ordinary re-exports.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._anderson import FixedPoint as FixedPoint
+    from ._anderson import anderson as anderson
+    from ._anderson import picard as picard
+    from ._bivariate import bivariate as bivariate
+    from ._coefficients import VARIANTS as VARIANTS
+    from ._coefficients import Coefficients as Coefficients
+    from ._compare import KernelErrors as KernelErrors
+    from ._compare import Verdict as Verdict
+    from ._compare import judge as judge
+    from ._compare import loglog_slope as loglog_slope
+    from ._compare import relative_spectral_error as relative_spectral_error
+    from ._data import GaussianMixture as GaussianMixture
+    from ._data import MixtureSample as MixtureSample
+    from ._data import MixtureStatistics as MixtureStatistics
+    from ._data import empirical_statistics as empirical_statistics
+    from ._data import paper_mixture as paper_mixture
+    from ._deq import DeqSolution as DeqSolution
+    from ._deq import DeqWeights as DeqWeights
+    from ._deq import solve_deq as solve_deq
+    from ._exact import ExactKernels as ExactKernels
+    from ._exact import exact_kernels as exact_kernels
+    from ._exact import ntk_limit as ntk_limit
+    from ._ntk import EmpiricalKernels as EmpiricalKernels
+    from ._ntk import empirical_kernels as empirical_kernels
+    from ._ntk import ntk_from_solution as ntk_from_solution
+    from ._plots import write_plots as write_plots
+    from ._pointwise import CenteredActivation as CenteredActivation
+    from ._report import report_dict as report_dict
+    from ._report import report_json as report_json
+    from ._report import report_text as report_text
+    from ._sweep import SweepPoint as SweepPoint
+    from ._sweep import ValidationConfig as ValidationConfig
+    from ._sweep import ValidationResult as ValidationResult
+    from ._sweep import run_validation as run_validation
+
+#: public name → defining private module
+_EXPORTS = {
+    "FixedPoint": "_anderson",
+    "anderson": "_anderson",
+    "picard": "_anderson",
+    "bivariate": "_bivariate",
+    "VARIANTS": "_coefficients",
+    "Coefficients": "_coefficients",
+    "KernelErrors": "_compare",
+    "Verdict": "_compare",
+    "judge": "_compare",
+    "loglog_slope": "_compare",
+    "relative_spectral_error": "_compare",
+    "GaussianMixture": "_data",
+    "MixtureSample": "_data",
+    "MixtureStatistics": "_data",
+    "empirical_statistics": "_data",
+    "paper_mixture": "_data",
+    "DeqSolution": "_deq",
+    "DeqWeights": "_deq",
+    "solve_deq": "_deq",
+    "ExactKernels": "_exact",
+    "exact_kernels": "_exact",
+    "ntk_limit": "_exact",
+    "EmpiricalKernels": "_ntk",
+    "empirical_kernels": "_ntk",
+    "ntk_from_solution": "_ntk",
+    "write_plots": "_plots",
+    "CenteredActivation": "_pointwise",
+    "report_dict": "_report",
+    "report_json": "_report",
+    "report_text": "_report",
+    "SweepPoint": "_sweep",
+    "ValidationConfig": "_sweep",
+    "ValidationResult": "_sweep",
+    "run_validation": "_sweep",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,154 @@
+"""``deqrmt validate ACT …``: options and the command body.
+
+torch is imported only inside :func:`run`, so building the parser (``deqrmt --help``) stays
+light.  Exit status: 0 when the equivalents pass the verdict, 1 when they are rejected; errors
+the user can cause raise :class:`deqrmt.DeqrmtError` subclasses (the main CLI prints them as
+one line, exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .._errors import InvalidArgument
+
+__all__ = ["configure_parser", "run"]
+
+#: = ``_sweep.PRESETS`` keys (repeated here so that building the parser never imports torch).
+PRESET_NAMES = ("paper", "zero-means")
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
+    if not out:
+        raise argparse.ArgumentTypeError("expected at least one sample size")
+    return out
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    """Add the ``validate`` arguments to ``p``."""
+    p.description = (
+        "Check the equivalent kernels Ḡ, K̄ against the exact infinite-width implicit kernels "
+        "G*, K* and against Monte Carlo DEQs of width m, over an n-sweep (slides, Theorems 1–2)."
+    )
+    p.add_argument(
+        "activation",
+        metavar="ACT",
+        help="library name (tanh, relu, leaky_relu(0.1), …) or an expression in x",
+    )
+    p.add_argument(
+        "--preset",
+        default="paper",
+        choices=PRESET_NAMES,
+        help="data: the slides' two-class GMM (paper, default) or the same without class means",
+    )
+    p.add_argument(
+        "--n",
+        dest="ns",
+        type=_sizes,
+        default=(256, 512, 1024),
+        help="sample sizes, comma-separated (default 256,512,1024)",
+    )
+    p.add_argument(
+        "--m", type=int, default=2048, help="width of the Monte Carlo DEQs (default 2048)"
+    )
+    p.add_argument("--draws", type=int, default=4, help="Monte Carlo networks per n (default 4)")
+    p.add_argument("--sigma-a2", default="0.2", help="σ_a² (default 0.2)")
+    p.add_argument("--sigma-b2", default=None, help="σ_b² (default 1 − σ_a²)")
+    p.add_argument(
+        "--ratio",
+        type=float,
+        default=0.8,
+        help="p/n (default 0.8, as on the slides; the authors' code uses 1.25)",
+    )
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="Monte Carlo and exact kernels: CUDA when available (auto)",
+    )
+    p.add_argument(
+        "--dtype",
+        default="float64",
+        choices=["float64", "float32"],
+        help="Monte Carlo precision (exact kernels are always float64)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--plot", metavar="DIR", default=None, help="write PNG figures into DIR")
+    p.add_argument(
+        "--no-mc",
+        action="store_true",
+        help="skip the Monte Carlo networks (exact vs equivalent only)",
+    )
+    p.add_argument(
+        "--trainable",
+        type=_names,
+        default=("a", "A"),
+        help="parameters of the NTK: a,A (default: the slides' K*), a,A,B, A, …",
+    )
+    # A deliberately wrong coefficient (alpha2_slide, kappa_slide, beta3_slide, alpha1_x1.2):
+    # the negative controls, hidden from --help.
+    p.add_argument("--variant", default=None, help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the sweep described by ``args``; print the table or JSON; write plots."""
+    from tqdm import tqdm
+
+    from ..symbolic import get_activation
+    from ._plots import write_plots
+    from ._report import report_json, report_text
+    from ._sweep import ValidationConfig, resolve_device, run_validation
+
+    config = ValidationConfig(
+        activation=args.activation,
+        ns=tuple(args.ns),
+        m=args.m,
+        draws=args.draws,
+        sigma_a2=str(args.sigma_a2),
+        sigma_b2=None if args.sigma_b2 is None else str(args.sigma_b2),
+        ratio=args.ratio,
+        preset=args.preset,
+        device=args.device,
+        dtype=args.dtype,
+        seed=args.seed,
+        monte_carlo=not args.no_mc,
+        variant=getattr(args, "variant", None),
+        trainable=tuple(args.trainable),
+    )
+    # Fail fast, before the progress bar draws anything, on what can be checked up front.
+    resolve_device(config.device)
+    get_activation(config.activation)
+    bar_off = not sys.stderr.isatty()  # a bar in a log file is noise; errors stay one line
+    with tqdm(
+        total=config.steps(),
+        file=sys.stderr,
+        desc=f"validate {args.activation}",
+        leave=False,
+        disable=bar_off,
+    ) as bar:
+
+        def progress(label: str) -> None:
+            bar.set_postfix_str(label)
+            bar.update(1)
+
+        result = run_validation(config, progress=progress)
+    print(report_json(result) if args.json else report_text(result))
+    if args.plot:
+        try:
+            paths = write_plots(result, args.plot)
+        except OSError as e:
+            raise InvalidArgument(f"cannot write plots into {args.plot!r}: {e.strerror}.") from None
+        print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    return 0 if result.passed else 1

@@ -1,0 +1,79 @@
+"""Reports of a :class:`ValidationResult`: the JSON object of ``deqrmt validate --json`` and a table."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ._sweep import ValidationResult
+
+__all__ = ["report_dict", "report_json", "report_text"]
+
+
+def _num(v: float | None) -> float | None:
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def report_dict(result: ValidationResult) -> dict[str, Any]:
+    """``{inputs, device, runs: [{n, p, m, ck, ntk, seconds, …}], slope: {ck, ntk}, passed, reasons}``."""
+    runs = []
+    for r in result.runs:
+        runs.append(
+            {
+                "n": r.n,
+                "p": r.p,
+                "m": r.m,
+                "ck": {k: _num(v) for k, v in r.ck.as_dict().items()},
+                "ntk": {k: _num(v) for k, v in r.ntk.as_dict().items()},
+                "seconds": round(r.seconds, 3),
+                "timings": {k: round(v, 3) for k, v in r.timings.items()},
+                "tau0": r.coefficients.tau0,
+                "coefficients": r.coefficients.as_floats(),
+                "coefficient_label": r.coefficients.label,
+                "exact_method": r.exact_method,
+                "deq_iterations": list(r.deq_iterations),
+            }
+        )
+    return {
+        "inputs": result.config.as_dict(),
+        "device": result.device,
+        "runs": runs,
+        "slope": {"ck": _num(result.slope_ck), "ntk": _num(result.slope_ntk)},
+        "passed": result.verdict.passed,
+        "reasons": list(result.verdict.reasons),
+    }
+
+
+def report_json(result: ValidationResult) -> str:
+    return json.dumps(report_dict(result), indent=2, ensure_ascii=False)
+
+
+def _f(v: float | None, fmt: str = ".4f") -> str:
+    return "—" if v is None else format(v, fmt)
+
+
+def report_text(result: ValidationResult) -> str:
+    """A fixed-width table, one row per n, then the slopes and the verdict."""
+    c = result.config
+    lines = [
+        f"validate {c.activation}: preset {c.preset}, σ_a² = {c.sigma_a2}, p/n = {c.ratio:g}, "
+        f"m = {c.m}, draws = {c.draws}, device {result.device}"
+        + (f", variant {c.variant}" if c.variant else ""),
+        "relative spectral-norm errors ‖A − B‖/‖A‖",
+        f"{'n':>6} {'p':>6} | {'CK ex↔eq':>9} {'mc↔ex':>8} {'mc↔eq':>8} | "
+        f"{'NTK ex↔eq':>9} {'mc↔ex':>8} {'mc↔eq':>8} | {'s':>6}",
+    ]
+    for r in result.runs:
+        lines.append(
+            f"{r.n:>6} {r.p:>6} | {_f(r.ck.exact_vs_equiv):>9} {_f(r.ck.mc_vs_exact):>8} "
+            f"{_f(r.ck.mc_vs_equiv):>8} | {_f(r.ntk.exact_vs_equiv):>9} {_f(r.ntk.mc_vs_exact):>8} "
+            f"{_f(r.ntk.mc_vs_equiv):>8} | {r.seconds:>6.1f}"
+        )
+    lines.append(
+        f"log–log slope of ex↔eq vs n (theory −0.5): CK {_f(result.slope_ck, '.3f')}, "
+        f"NTK {_f(result.slope_ntk, '.3f')}"
+    )
+    v = result.verdict
+    lines.append("PASSED" if v.passed else "REJECTED: " + "; ".join(v.reasons))
+    return "\n".join(lines)
