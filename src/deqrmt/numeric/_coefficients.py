@@ -54,6 +54,8 @@ DEQ_KEYS = (
 LAYER_KEYS = (
     "tau", "alpha_1", "alpha_2", "alpha_3", "alpha_4", "beta_1", "beta_2", "beta_3", "kappa", "center",
 )  # fmt: skip
+#: what the compiled DEQ formulas return, in order (τ* comes from the solve, c from centering)
+_FORMULA_KEYS = DEQ_KEYS[1:-1]
 #: JSON name → internal moment of the centered φ at τ*.
 MOMENT_KEYS = {
     "E_phi_prime": "d1",
@@ -300,17 +302,7 @@ def _deq_run(
     fn, arg_names = _deq_function(trainable)
     env = dict(cm, sigma_a2=a2, sigma_b2=b2, tau_0=t0)
     vals = fn(ctx, *(env[n] for n in arg_names))
-    keys = (
-        "gamma_star",
-        "alpha_1",
-        "alpha_2",
-        "alpha_3",
-        "alpha_4",
-        "beta_1",
-        "beta_2",
-        "beta_3",
-        "kappa_star",
-    )
+    keys = _FORMULA_KEYS
     out = {"tau_star": tau, **dict(zip(keys, vals, strict=True))}
     out["center"] = raw["phi"].value if center else ctx.zero
     zeros = {k for k, v in raw.items() if v.exact_zero}

@@ -28,7 +28,7 @@ import sympy as sp
 from .._errors import InvalidArgument, NoConvergence
 from ..symbolic import TAU, X
 from ..symbolic._family import FAMILY_MOMENTS, Family, get_family
-from ._coefficients import DEQCoefficients, _layer_function, deq_coefficients
+from ._coefficients import DEQ_KEYS, LAYER_KEYS, DEQCoefficients, _layer_function, deq_coefficients
 from ._printer import compile_function
 from ._quadrature import panels
 
@@ -76,21 +76,7 @@ class Design:
                 "deq_trainable": d["trainable"],
                 "enn_input_layer_trainable": self.input_layer_trainable,
             },
-            "deq_coefficients": {
-                k: d[k]
-                for k in (
-                    "tau_star",
-                    "gamma_star",
-                    "alpha_1",
-                    "alpha_2",
-                    "alpha_3",
-                    "alpha_4",
-                    "beta_1",
-                    "beta_2",
-                    "beta_3",
-                    "kappa_star",
-                )
-            },
+            "deq_coefficients": {k: d[k] for k in DEQ_KEYS[:-1]},
             "equations": list(self.equations),
             "depth_rule": self.depth_rule,
             "layers": self.layers,
@@ -168,17 +154,7 @@ def _enn(
         c = m["phi"]
         cm = dict(m, phi=ctx.zero, sq=m["sq"] - c * c, sq2=m["sq2"] - 2 * c * m["d2"])
         vals = fn(ctx, *(dict(cm, **prev)[n] for n in arg_names))
-        keys = (
-            "tau",
-            "alpha_1",
-            "alpha_2",
-            "alpha_3",
-            "alpha_4",
-            "beta_1",
-            "beta_2",
-            "beta_3",
-            "kappa",
-        )
+        keys = LAYER_KEYS[:-1]
         out = dict(zip(keys, vals, strict=True))
         prev = {k + "_prev": v for k, v in out.items()}
     return out

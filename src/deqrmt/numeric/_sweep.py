@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ContractionError, InvalidArgument
 from ..symbolic import Activation, X, get_activation
-from ._coefficients import DEQ_KEYS, _deq_function
+from ._coefficients import _FORMULA_KEYS, DEQ_KEYS, _deq_function
 
 __all__ = ["deq_coefficients_sweep"]
 
@@ -137,17 +137,7 @@ def deq_coefficients_sweep(
     fn, arg_names = _deq_function()
     env: dict[str, Any] = dict(cm, sigma_a2=sa2, sigma_b2=sb2, tau_0=np.full_like(sa2, tau0))
     vals: Sequence[Any] = fn(_NP_CTX, *(env[n] for n in arg_names))
-    keys = (
-        "gamma_star",
-        "alpha_1",
-        "alpha_2",
-        "alpha_3",
-        "alpha_4",
-        "beta_1",
-        "beta_2",
-        "beta_3",
-        "kappa_star",
-    )
+    keys = _FORMULA_KEYS
     out = {
         "tau_star": tau,
         **{
