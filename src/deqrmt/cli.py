@@ -13,6 +13,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from ._errors import DeqrmtError
+from ._text import table
+
 __all__ = ["main", "build_parser"]
 
 
@@ -169,14 +172,6 @@ def build_parser(with_validate: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-def _table(rows: list[tuple[str, str, str]], title: str) -> str:
-    w0 = max(len(r[0]) for r in rows)
-    w1 = max(len(r[1]) for r in rows)
-    lines = [title, "-" * len(title)]
-    lines += [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
-    return "\n".join(lines)
-
-
 _DEQ_SYMBOLS = {
     "tau_star": "τ*", "gamma_star": "γ*", "alpha_1": "α*₁", "alpha_2": "α*₂", "alpha_3": "α*₃",
     "alpha_4": "α*₄", "beta_1": "β*₁", "beta_2": "β*₂", "beta_3": "β*₃", "kappa_star": "κ*",
@@ -209,7 +204,7 @@ def _coefficients(args: argparse.Namespace) -> int:
     )
     rows = [(k, _DEQ_SYMBOLS[k], res.values[k].text) for k in DEQ_KEYS]
     rows += [(k, _MOMENT_SYMBOLS[k], v.text) for k, v in res.moments.items()]
-    print(_table(rows, title))
+    print(table(rows, title))
     short = [k for k in DEQ_KEYS if res.values[k].digits < res.dps]
     if short:
         print(f"note: only the digits both evaluations agree on are shown for {', '.join(short)}")
@@ -227,7 +222,7 @@ def _explicit(args: argparse.Namespace) -> int:
         return 0
     for l, (act, layer) in enumerate(zip(res.activations, res.layers, strict=True), start=1):
         rows = [(k, "", layer[k].text) for k in LAYER_KEYS]
-        print(_table(rows, f"layer {l}: σ_{l}(x) = {act.expr}"))
+        print(table(rows, f"layer {l}: σ_{l}(x) = {act.expr}"))
         print()
     return 0
 
@@ -320,6 +315,15 @@ def _design(args: argparse.Namespace) -> int:
     return 0
 
 
+def _needs_validate_extra(command: str, error: ImportError) -> DeqrmtError:
+    """The error for a command whose optional [validate] dependencies are missing."""
+    from ._errors import InvalidArgument
+
+    return InvalidArgument(
+        f"`deqrmt {command}` needs the validate extra: pip install 'deqrmt[validate]' ({error})."
+    )
+
+
 def _experiment(args: argparse.Namespace) -> int:
     try:
         import torch
@@ -327,11 +331,7 @@ def _experiment(args: argparse.Namespace) -> int:
 
         from .validate._experiment import plot_experiment, run_experiment
     except ImportError as e:
-        from ._errors import InvalidArgument
-
-        raise InvalidArgument(
-            f"`deqrmt experiment` needs the validate extra: pip install 'deqrmt[validate]' ({e})."
-        ) from None
+        raise _needs_validate_extra("experiment", e) from None
     device = args.device
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -395,9 +395,7 @@ def _certify(args: argparse.Namespace) -> int:
 
         from .validate._certificate import certify_design
     except ImportError as e:
-        raise InvalidArgument(
-            f"needs the validate extra: pip install 'deqrmt[validate]' ({e})."
-        ) from None
+        raise _needs_validate_extra("validate --enn", e) from None
     ns = [int(v) for v in args.n.split(",") if v.strip()]
     bar = tqdm(total=len(ns), desc="certificate", file=sys.stderr, disable=None)
     res = certify_design(
@@ -446,11 +444,7 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         from .validate._cli import run
     except ImportError as e:
-        from ._errors import InvalidArgument
-
-        raise InvalidArgument(
-            f"`deqrmt validate` needs the validate extra: pip install 'deqrmt[validate]' ({e})."
-        ) from None
+        raise _needs_validate_extra("validate", e) from None
     result: int = run(args)
     return result
 

@@ -383,9 +383,7 @@ def design_enn(
             f"{len(active)} matching equations but only {npar * layers} parameters "
             f"({fam.name} × {layers} layers); use more layers or a richer family."
         )
-    equations = tuple(
-        f"{'enn' if kernel == 'ck' else 'enn'}.{names[i]} = deq.{names[i]}" for i in active
-    )
+    equations = tuple(f"enn.{names[i]} = deq.{names[i]}" for i in active)
     scale = [abs(t) if t != 0 else ctx.one for t in targets]
 
     def residual_in(c: Any) -> Callable[[list[Any]], list[Any]]:

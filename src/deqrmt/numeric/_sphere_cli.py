@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from .._text import table
+
 __all__ = ["configure_sphere_parser", "run_sphere"]
 
 _SYMBOLS = {
@@ -44,14 +46,6 @@ def configure_sphere_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _table(rows: list[tuple[str, str, str]], title: str) -> str:
-    w0 = max(len(r[0]) for r in rows)
-    w1 = max(len(r[1]) for r in rows)
-    lines = [title, "-" * len(title)]
-    lines += [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
-    return "\n".join(lines)
-
-
 def run_sphere(args: argparse.Namespace) -> int:
     """Run ``deqrmt sphere``; deqrmt errors propagate (the CLI prints them, exit code 2)."""
     from ._sphere import NTK_EXTRA_KEYS, SPHERE_KEYS, sphere_coefficients
@@ -65,7 +59,7 @@ def run_sphere(args: argparse.Namespace) -> int:
         f"σ_a² = {res.sigma_a2}, σ_b² = {res.sigma_b2}, d = {res.d} ({res.dps} digits requested)"
     )
     keys = (*SPHERE_KEYS, *NTK_EXTRA_KEYS)
-    print(_table([(k, _SYMBOLS[k], res.values[k].text) for k in keys], title))
+    print(table([(k, _SYMBOLS[k], res.values[k].text) for k in keys], title))
     for name, sols in (("quadratic_ck", res.quadratic_ck), ("quadratic_ntk", res.quadratic_ntk)):
         print()
         if not sols:
