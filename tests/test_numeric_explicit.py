@@ -128,7 +128,7 @@ def test_global_precision_untouched():
 
 
 def test_no_center():
-    with pytest.raises(CenteringError, match="no-center"):
+    with pytest.raises(CenteringError, match="center=False"):
         explicit_coefficients(["tanh", "relu"], dps=15, center=False)
     res = explicit_coefficients(["tanh", "sin"], dps=20, center=False)
     assert not res.centered
@@ -139,7 +139,8 @@ def test_no_center():
     ("args", "kwargs", "error"),
     [
         ([], {}, InvalidArgument),
-        (["relu"], {"tau0": 1.0}, InvalidArgument),
+        (["relu"], {"tau0": float("nan")}, InvalidArgument),
+        (["relu"] * 9, {}, InvalidArgument),  # more layers than the budget (BudgetExceeded)
         (["relu"], {"tau0": "0"}, InvalidArgument),
         (["relu"], {"dps": 3}, InvalidArgument),
         (["relu", "nope"], {}, UnknownActivation),

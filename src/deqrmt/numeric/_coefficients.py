@@ -1,14 +1,11 @@
 r"""The DEQ and explicit-network coefficients, evaluated to verified digits.
 
-DEQ (ICML 2024, Theorems 1–2).  With q = τ², the centered fixed-point map is
-
-    F(q) = σ_a² Var[φ(√q ξ)] + σ_b² τ0²,   F'(q) = (σ_a²/2) E[(φ_c²)''(√q ξ)],
-
-with φ_c = φ − E[φ(τ*ξ)] (the constant and τ* are solved together).  The DEQ's own iteration,
-started from z = 0 (q₀ = σ_b² τ0²), is a Picard iteration of F; it is run in float64 with a
-safeguarded Newton step, so it lands on the *attracting* root, and then polished by Newton at
-the working precision.  The coefficient formulas are the ones :func:`deqrmt.symbolic.derive_deq`
-derives, compiled to context-generic code.
+DEQ (ICML 2024, Theorems 1–2).  The problem is one :class:`~deqrmt.numeric.DEQProblem`; τ* comes
+from the one solver (:func:`~deqrmt.numeric._fixed_point.solve_tau`, on the derived map F) and
+the moments of the centered φ_c from the derived centering identities.  The coefficient
+formulas are the ones :func:`deqrmt.symbolic.derive_deq` derives, compiled to context-generic
+code.  Everything is evaluated twice (dps+5, and dps+20 with a finer quadrature rule) and only
+the digits both agree on are kept.
 """
 
 from __future__ import annotations
@@ -16,14 +13,19 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import mpmath
 import sympy as sp
 
-from .._errors import CenteringError, ContractionError, InvalidArgument, NoConvergence
+from .._errors import (
+    BudgetExceeded,
+    CenteringError,
+    ContractionError,
+    InvalidArgument,
+    PrecisionLoss,
+)
 from ..symbolic import (
     SIGMA_A2,
     SIGMA_B2,
@@ -33,9 +35,10 @@ from ..symbolic import (
     derive_layer,
     get_activation,
 )
-from ._moments import MomentValue, evaluator_for
+from ._fixed_point import moments_at, scan_fixed_points, solve_tau
 from ._printer import compile_function
-from ._verify import Verified, to_rational, verify
+from ._problem import MAX_LAYERS, DEQProblem, check_dps, exact_number, in_range
+from ._verify import Verified, verify
 
 __all__ = [
     "DEQCoefficients",
@@ -56,6 +59,8 @@ LAYER_KEYS = (
 )  # fmt: skip
 #: what the compiled DEQ formulas return, in order (τ* comes from the solve, c from centering)
 _FORMULA_KEYS = DEQ_KEYS[1:-1]
+#: the NTK's coefficients: absent when σ_a² E[φ'²] ≥ 1 (Ġ* has spectral radius ≥ 1)
+NTK_KEYS = ("beta_1", "beta_2", "beta_3", "kappa_star")
 #: JSON name → internal moment of the centered φ at τ*.
 MOMENT_KEYS = {
     "E_phi_prime": "d1",
@@ -73,10 +78,11 @@ _GUARD_WORK, _GUARD_CHECK = 5, 20
 
 @functools.lru_cache(maxsize=8)
 def _deq_function(
-    trainable: tuple[str, ...] = ("a", "A"),
+    trainable: tuple[str, ...] = ("a", "A"), ntk: bool = True
 ) -> tuple[Callable[..., tuple[Any, ...]], list[str]]:
+    """The derived formulas compiled: all of _FORMULA_KEYS, or the CK's only (``ntk=False``)."""
     f = derive_deq(trainable=trainable)
-    exprs = f.as_dict()
+    exprs = {k: e for k, e in f.as_dict().items() if ntk or k not in NTK_KEYS}
     names = f.m.names()
     args = sorted(set().union(*(e.free_symbols for e in exprs.values())), key=str)
     arg_names = [names.get(a, str(a)) for a in args]
@@ -100,232 +106,196 @@ def _layer_function() -> tuple[Callable[..., tuple[Any, ...]], list[str]]:
     return fn, arg_names
 
 
-def _centered_moments(raw: Mapping[str, MomentValue], ctx: Any) -> dict[str, Any]:
-    """Moments of φ_c = φ − c with c = E[φ]: only the ones with φ² change."""
-    c = raw["phi"].value
-    out = {k: v.value for k, v in raw.items()}
-    out["phi"] = ctx.zero
-    if "sq" in raw:
-        out["sq"] = raw["sq"].value - c * c
-    if "sq2" in raw:
-        out["sq2"] = raw["sq2"].value - 2 * c * raw["d2"].value
-    return out
-
-
 # ---------------------------------------------------------------------------
 # DEQ
 # ---------------------------------------------------------------------------
 
 
+def _verified_property(key: str) -> property:
+    def get(self: DEQCoefficients) -> Verified:
+        return self[key]
+
+    get.__doc__ = f"``{key}`` with its verified digits (a :class:`Verified`)."
+    return property(get)
+
+
 @dataclasses.dataclass(frozen=True)
 class DEQCoefficients:
-    """τ*, γ*, α*₁..₄, β*₁..₃, κ* and the centering constant, each with its verified digits.
+    """τ*, γ*, α*₁..₄, β*₁..₃, κ* and the centering constant of one :class:`DEQProblem`.
 
-    ``values``/``moments`` map the JSON names to :class:`Verified` numbers.  ``notes`` carries
-    caveats that are not errors (e.g. a second, repelling fixed point).
+    Every number is a :class:`Verified` (value, agreed digits, text), reachable as an attribute
+    (``c.alpha_1``), by key (``c["alpha_1"]``) or in ``values``; ``moments`` holds the
+    Gaussian moments of φ_c at τ*.  ``other_fixed_points`` are the other roots of τ² = F(τ²)
+    in range (verified τ values), with their kind in ``notes``.
     """
 
-    activation: Activation
-    sigma_a2: sp.Rational
-    sigma_b2: sp.Rational
-    tau0: sp.Rational
-    dps: int
-    centered: bool
+    problem: DEQProblem
     values: Mapping[str, Verified]
     moments: Mapping[str, Verified]
-    other_fixed_points: tuple[float, ...] = ()
+    other_fixed_points: tuple[Verified, ...] = ()
     notes: tuple[str, ...] = ()
-    trainable: tuple[str, ...] = ("a", "A")
 
-    def __getattr__(self, name: str) -> Any:
-        values = object.__getattribute__(self, "values")
-        if name in values:
-            return values[name].value
-        raise AttributeError(name)
+    tau_star = _verified_property("tau_star")
+    gamma_star = _verified_property("gamma_star")
+    alpha_1 = _verified_property("alpha_1")
+    alpha_2 = _verified_property("alpha_2")
+    alpha_3 = _verified_property("alpha_3")
+    alpha_4 = _verified_property("alpha_4")
+    beta_1 = _verified_property("beta_1")
+    beta_2 = _verified_property("beta_2")
+    beta_3 = _verified_property("beta_3")
+    kappa_star = _verified_property("kappa_star")
+    center = _verified_property("center")
+
+    def __getitem__(self, key: str) -> Verified:
+        if key in self.values:
+            return self.values[key]
+        if key in self.moments:
+            return self.moments[key]
+        if key in NTK_KEYS:
+            raise ContractionError(f"{key}: {self.notes[0]}")
+        raise KeyError(f"{key!r}: not a coefficient; choose one of {', '.join(DEQ_KEYS)}")
 
     @property
-    def center(self) -> Any:
-        return self.values["center"].value
+    def activation(self) -> Activation:
+        return self.problem.activation
+
+    @property
+    def sigma_a2(self) -> sp.Rational:
+        return self.problem.sigma_a2
+
+    @property
+    def sigma_b2(self) -> sp.Rational:
+        return self.problem.sigma_b2
+
+    @property
+    def tau0(self) -> sp.Rational:
+        return self.problem.tau0
+
+    @property
+    def dps(self) -> int:
+        return self.problem.dps
+
+    @property
+    def centered(self) -> bool:
+        return self.problem.center
+
+    @property
+    def trainable(self) -> tuple[str, ...]:
+        return self.problem.trainable
 
     def as_floats(self) -> dict[str, float]:
+        """The coefficients as Python floats (for plotting or numpy), keyed like ``values``."""
         return {k: float(v.value) for k, v in self.values.items()}
 
     def moments_as_floats(self) -> dict[str, float]:
+        """The moments of φ_c at τ* as Python floats."""
         return {k: float(v.value) for k, v in self.moments.items()}
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "activation": self.activation.name,
-            "expression": str(self.activation.expr),
-            "sigma_a2": str(self.sigma_a2),
-            "sigma_b2": str(self.sigma_b2),
-            "tau0": str(self.tau0),
-            "dps": self.dps,
-            "centered": self.centered,
-            "trainable": list(self.trainable),
-        }
-        out.update({k: self.values[k].text for k in DEQ_KEYS})
+        """JSON-ready: the inputs, every value as its verified decimal string, the digits."""
+        out = self.problem.to_dict()
+        out.update({k: self.values[k].text if k in self.values else None for k in DEQ_KEYS})
         out["moments"] = {k: v.text for k, v in self.moments.items()}
         out["digits"] = {k: v.digits for k, v in self.values.items()}
-        out["other_fixed_points"] = [repr(q) for q in self.other_fixed_points]
+        out["other_fixed_points"] = [v.text for v in self.other_fixed_points]
         out["notes"] = list(self.notes)
         return out
 
     def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON text."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
-def _fp_fixed_point(ev: Any, sa2: float, sb2t0: float, center: bool) -> tuple[float, float]:
-    """Float64 Picard iteration (the DEQ's own) with a safeguarded Newton step: (q*, F'(q*))."""
-    fp = mpmath.fp
-    q = sb2t0
-    q_cap = 1e10 * max(1.0, sb2t0)
-    reason = "did not settle in 2000 iterations (it oscillates or creeps)"
-    for _ in range(2000):
-        m = ev(fp, math.sqrt(q), ("phi", "sq", "sq2", "d2"))
-        c = float(m["phi"].value) if center else 0.0
-        var = float(m["sq"].value) - c * c
-        f = sa2 * var + sb2t0
-        fprime = sa2 / 2 * (float(m["sq2"].value) - 2 * c * float(m["d2"].value))
-        h = f - q
-        if not math.isfinite(f):
-            reason = f"overflowed at τ² ≈ {q:.3g}"
-            break
-        if abs(h) <= 1e-14 * q:
-            return q, fprime
-        step = h  # Picard
-        if fprime < 1:
-            newton = h / (1 - fprime)
-            if abs(newton) <= 8 * abs(h) + 1e-300:
-                step = newton
-        q_new = q + step
-        if q_new <= 0:
-            q_new = q / 2
-        if q_new > q_cap or not math.isfinite(q_new):
-            reason = f"diverges (τ² passed {q_cap:.3g})"
-            break
-        q = q_new
-    raise ContractionError(
-        "the DEQ's fixed-point iteration τ² ← σ_a² E[φ²(τξ)] + σ_b² τ0², started from z = 0, "
-        f"{reason}: no attracting fixed point for σ_a² = {sa2:g}; reduce --sigma-a2 "
-        "(the map must contract: σ_a² E[(φ²)'']/2 < 1)."
-    )
-
-
-def _scan_other_roots(
-    ev: Any, sa2: float, sb2t0: float, center: bool, q_star: float
-) -> list[float]:
-    """Sign changes of F(q) − q on a log grid away from q* (float64, coarse): other fixed points."""
-    fp = mpmath.fp
-    roots = []
-    # Coarse on purpose (float64, a 10^(1/6) grid over five decades): this only looks for the
-    # existence of another root, which the note reports; the reported τ* never comes from here.
-    grid = [q_star * 10 ** (k / 6) for k in range(-12, 19) if k != 0]
-
-    def h_of(q: float, digits: int) -> float:
-        m = ev(fp, math.sqrt(q), ("phi", "sq"), digits=digits)
-        c = float(m["phi"].value) if center else 0.0
-        return sa2 * (float(m["sq"].value) - c * c) + sb2t0 - q
-
-    prev = None
-    for q in grid:
-        try:
-            h = h_of(q, 6)
-        except (OverflowError, ValueError, ZeroDivisionError, ArithmeticError):
-            break  # overflow far out: stop scanning, nothing to report there
-        if not math.isfinite(h):
-            break
-        if prev is not None and (prev[1] > 0) != (h > 0) and not (prev[0] < q_star < q):
-            lo, hi, h_lo = prev[0], q, prev[1]
-            for _ in range(40):  # bisection: the note's digits must be right too
-                mid = math.sqrt(lo * hi)
-                h_mid = h_of(mid, 12)
-                if (h_mid > 0) == (h_lo > 0):
-                    lo, h_lo = mid, h_mid
-                else:
-                    hi = mid
-            roots.append(math.sqrt(lo * hi))
-        prev = (q, h)
-    return roots
-
-
-def _deq_run(
-    act: Activation,
-    sa2: sp.Rational,
-    sb2: sp.Rational,
-    tau0: sp.Rational,
-    dps: int,
-    refine: int,
-    q_start: Any,
-    center: bool,
-    trainable: tuple[str, ...] = ("a", "A"),
-) -> tuple[dict[str, Any], dict[str, Any], set[str]]:
+def _ctx(dps: int) -> Any:
     ctx = mpmath.MPContext()
     ctx.dps = dps
-    ev = evaluator_for(act)
-    a2, b2, t0 = (ctx.mpf(int(v.p)) / int(v.q) for v in (sa2, sb2, tau0))
-    q = ctx.mpf(q_start)
-    tol = ctx.mpf(10) ** (-(dps - 2))
-    # Newton squares the error: once a step is below √tol, the iterate after it is converged.
-    small = ctx.sqrt(tol) / 100
-    for _ in range(30):
-        m = ev(ctx, ctx.sqrt(q), ("phi", "sq", "sq2", "d2"), refine)
-        c = m["phi"].value if center else ctx.zero
-        f = a2 * (m["sq"].value - c * c) + b2 * t0 * t0
-        fprime = a2 / 2 * (m["sq2"].value - 2 * c * m["d2"].value)
-        dq = (f - q) / (1 - fprime)
-        q += dq
-        if abs(dq) <= small * q:
-            break
-    else:
-        raise NoConvergence(f"Newton on τ*² did not converge at {dps} digits; try a smaller --dps.")
-    tau = ctx.sqrt(q)
-    raw = ev(ctx, tau, ("phi", "d1", "d2", "sq", "sq2", "dsq"), refine)
-    if not center and not raw["phi"].exact_zero:
+    return ctx
+
+
+def _deq_run(problem: DEQProblem, dps: int, refine: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """τ*, the coefficients and the moments of φ_c at τ*, at ``dps`` digits."""
+    ctx = _ctx(dps)
+    fp = solve_tau(problem, ctx, refine)
+    env, zeros, _ = moments_at(problem.activation, problem.center, ctx, fp.tau, refine)
+    if not problem.center and "phi" not in zeros:
         raise CenteringError(
-            f"--no-center: E[φ(τ*ξ)] = {ctx.nstr(raw['phi'].value, 12)} ≠ 0 at τ* = "
-            f"{ctx.nstr(tau, 12)}, but Theorems 1–2 assume a centered activation; drop "
-            "--no-center to center φ at its own fixed point."
+            f"center=False: E[φ(τ*ξ)] = {ctx.nstr(env['phi'], 12)} ≠ 0 at τ* = "
+            f"{ctx.nstr(fp.tau, 12)}, but Theorems 1–2 assume a centered activation; use "
+            "center=True to center φ at its own fixed point."
         )
-    cm = _centered_moments(raw, ctx) if center else {k: v.value for k, v in raw.items()}
-    fprime = a2 / 2 * cm["sq2"]
-    if fprime >= 1:
+    if not fp.attracting:
         raise ContractionError(
-            f"σ_a² E[(φ²)''(τ*ξ)]/2 = {ctx.nstr(fprime, 8)} ≥ 1: the fixed point is not attracting; "
-            "reduce --sigma-a2."
+            f"F'(τ*²) = σ_a² E[(φ_c²)''(τ*ξ)]/2 = {ctx.nstr(fp.slope, 8)}: |F'| ≥ 1, the fixed "
+            f"point is not attracting at sigma_a2={problem.sigma_a2}; reduce sigma_a2."
         )
-    if a2 * cm["dsq"] >= 1:
-        raise ContractionError(
-            f"σ_a² E[φ'(τ*ξ)²] = {ctx.nstr(a2 * cm['dsq'], 8)} ≥ 1: the NTK fixed point "
-            f"K* = G*/(1 − Ġ*) diverges; choose --sigma-a2 < {ctx.nstr(1 / cm['dsq'], 8)}."
-        )
-    fn, arg_names = _deq_function(trainable)
-    env = dict(cm, sigma_a2=a2, sigma_b2=b2, tau_0=t0)
+    a2, b2, t0 = (
+        ctx.mpf(int(v.p)) / int(v.q) for v in (problem.sigma_a2, problem.sigma_b2, problem.tau0)
+    )
+    # σ_a² E[φ'²] ≥ 1: the CK exists, the NTK K* = G*/(1 − Ġ*) does not; keep the CK only.
+    ntk = a2 * env["dsq"] < 1
+    fn, arg_names = _deq_function(problem.trainable, ntk)
+    env.update(sigma_a2=a2, sigma_b2=b2, tau_0=t0)
     vals = fn(ctx, *(env[n] for n in arg_names))
-    keys = _FORMULA_KEYS
-    out = {"tau_star": tau, **dict(zip(keys, vals, strict=True))}
-    out["center"] = raw["phi"].value if center else ctx.zero
-    zeros = {k for k, v in raw.items() if v.exact_zero}
-    moments = {j: cm[i] for j, i in MOMENT_KEYS.items()}
-    return out, moments, zeros
+    keys = [k for k in _FORMULA_KEYS if ntk or k not in NTK_KEYS]
+    out = {"tau_star": fp.tau, **dict(zip(keys, vals, strict=True)), "center": fp.center}
+    # τ*² = σ_a² γ*² + σ_b² τ0² (Theorem 1): the solver's F and the derived γ* must agree.
+    gap = fp.q - (a2 * out["gamma_star"] ** 2 + b2 * t0**2)
+    if abs(gap) > fp.q * ctx.mpf(10) ** (-(dps - 4)):
+        raise PrecisionLoss(
+            f"τ*² − (σ_a² γ*² + σ_b² τ0²) = {ctx.nstr(gap, 5)} at {dps} digits: the fixed point "
+            "did not settle; ask for fewer digits (dps)."
+        )
+    return out, {j: env[i] for j, i in MOMENT_KEYS.items()}
+
+
+#: digits the other fixed points are reported to (they are context, not results)
+OTHER_ROOT_DIGITS = 15
+
+
+def _other_fixed_points(problem: DEQProblem) -> tuple[tuple[Verified, ...], tuple[str, ...]]:
+    scan = scan_fixed_points(problem)
+    star = solve_tau(problem, mpmath.fp).tau
+    roots, notes = [], []
+    kinds = {-1: "attracting, but not reached from z = 0", 1: "repelling", 0: "neutral (F' = 1)"}
+    for a, b, kind in scan.others:
+        if a == b:  # a touching root: only the scan's resolution is known
+            v = Verified(mpmath.sqrt(a), 8, mpmath.nstr(mpmath.sqrt(a), 8))
+        else:
+            digits = min(problem.dps, OTHER_ROOT_DIGITS)
+            work = solve_tau(problem, _ctx(digits + _GUARD_WORK), 0, (a, b, kind)).tau
+            check = solve_tau(problem, _ctx(digits + _GUARD_CHECK), 1, (a, b, kind)).tau
+            v = verify("other fixed point", work, check, digits)
+        roots.append(v)
+        notes.append(
+            f"another fixed point τ = {v.text} exists ({kinds[kind]}); reported: the attracting "
+            f"τ* ≈ {star:.6g} that the DEQ's iteration reaches from z = 0."
+        )
+    if not scan.complete:
+        notes.append(
+            "the search for other fixed points stopped early (overflow or its evaluation budget); "
+            "roots far above τ* may be missing."
+        )
+    return tuple(roots), tuple(notes)
 
 
 def deq_coefficients(
-    activation: str | Activation,
+    activation: str | Activation | DEQProblem,
     sigma_a2: Any = "0.2",
     sigma_b2: Any = None,
     tau0: Any = 1,
     dps: int = 30,
     *,
     center: bool = True,
-    trainable: Sequence[str] = ("a", "A"),
+    trainable: str | Sequence[str] = ("a", "A"),
 ) -> DEQCoefficients:
     r"""Coefficients of the DEQ z = φ(σ_a A z + σ_b B x)/√m, to ``dps`` verified digits.
 
     Args:
-      activation: library name, ``name(params)`` or an expression in ``x``.
-      sigma_a2, sigma_b2, tau0: exact numbers (decimal strings, ints, Fractions); σ_b² defaults
-        to 1 − σ_a².
+      activation: library name, ``name(params)``, an expression in ``x``, or a ready
+        :class:`DEQProblem` (then the other arguments are ignored).
+      sigma_a2, sigma_b2, tau0: numbers — int, float (read as its shortest repr: 0.2 is 1/5),
+        decimal or fraction strings, Fraction, Decimal, numpy scalars; σ_b² defaults to 1 − σ_a².
       dps: significant digits wanted.
       center: center φ at its own fixed point (default); False checks E[φ(τ*ξ)] = 0 instead.
       trainable: the parameters of f(x) = aᵀz* the NTK (β*, κ*) is taken over; the default
@@ -337,58 +307,35 @@ def deq_coefficients(
       PrecisionLoss: fewer than 10 digits agree between the two evaluations.
 
     Example:
-      >>> deq_coefficients("relu", dps=12).values["alpha_1"].text   # doctest: +SKIP
+      >>> deq_coefficients("relu", dps=12)["alpha_1"]   # doctest: +SKIP
     """
-    act = get_activation(activation)
-    sa2 = to_rational(sigma_a2, "sigma_a2")
-    sb2 = 1 - sa2 if sigma_b2 is None else to_rational(sigma_b2, "sigma_b2")
-    t0 = to_rational(tau0, "tau0")
-    if not isinstance(dps, int) or not 5 <= dps <= 1000:
-        raise InvalidArgument(f"dps must be an integer in [5, 1000], got {dps!r}.")
-    if sa2 <= 0:
-        raise InvalidArgument(f"sigma_a2 must be > 0, got {sa2}.")
-    if sb2 <= 0:
-        raise InvalidArgument(
-            f"sigma_b2 must be > 0 (got {sb2}); with the default σ_b² = 1 − σ_a² this needs σ_a² < 1."
+    problem = (
+        activation
+        if isinstance(activation, DEQProblem)
+        else DEQProblem.make(
+            activation, sigma_a2, sigma_b2, tau0, dps, center=center, trainable=trainable
         )
-    if t0 <= 0:
-        raise InvalidArgument(f"tau0 must be > 0, got {t0}.")
-    if not trainable or not set(trainable) <= {"a", "A", "B"}:
-        raise InvalidArgument(
-            f"trainable must be a non-empty subset of a, A, B; got {trainable!r}."
-        )
-    train = tuple(sorted(set(trainable), key="aAB".index))
-    ev = evaluator_for(act)
-    sb2t0 = float(sb2 * t0**2)
-    q_fp, _ = _fp_fixed_point(ev, float(sa2), sb2t0, center)
-    work, mom_w, zeros = _deq_run(act, sa2, sb2, t0, dps + _GUARD_WORK, 0, q_fp, center, train)
-    # The check starts from the working τ*²: it saves Newton steps, and the check's own
-    # fixed point is still found by its own (finer) rule.
-    check, mom_c, _ = _deq_run(
-        act, sa2, sb2, t0, dps + _GUARD_CHECK, 1, work["tau_star"] ** 2, center, train
     )
-    values = {k: verify(k, work[k], check[k], dps) for k in DEQ_KEYS}
+    return _deq_coefficients(problem)
+
+
+@functools.lru_cache(maxsize=32)
+def _deq_coefficients(problem: DEQProblem) -> DEQCoefficients:
+    dps = problem.dps
+    work, mom_w = _deq_run(problem, dps + _GUARD_WORK, 0)
+    check, mom_c = _deq_run(problem, dps + _GUARD_CHECK, 1)
+    values = {k: verify(k, work[k], check[k], dps) for k in DEQ_KEYS if k in work}
     moments = {k: verify(k, mom_w[k], mom_c[k], dps) for k in MOMENT_KEYS}
-    others = tuple(_scan_other_roots(ev, float(sa2), sb2t0, center, q_fp))
-    notes = tuple(
-        f"another fixed point τ ≈ {math.sqrt(q):.6g} exists (repelling or not reached from z = 0); "
-        f"reported: the attracting τ* ≈ {math.sqrt(q_fp):.6g} that the DEQ's iteration reaches."
-        for q in others
-    )
-    del zeros
-    return DEQCoefficients(
-        act,
-        sa2,
-        sb2,
-        t0,
-        dps,
-        center,
-        values,
-        moments,
-        tuple(math.sqrt(q) for q in others),
-        notes,
-        train,
-    )
+    others, notes = _other_fixed_points(problem)
+    if "beta_1" not in values:
+        ntk = moments["E_phi_prime_sq"].value * problem.sigma_a2.p / problem.sigma_a2.q
+        notes = (
+            f"the NTK diverges: σ_a² E[φ'(τ*ξ)²] = {mpmath.nstr(ntk, 6)} ≥ 1, so "
+            "K* = G*/(1 − Ġ*) does not exist and β*, κ* are undefined; the CK values stand "
+            f"(choose sigma_a2 < {mpmath.nstr(1 / moments['E_phi_prime_sq'].value, 6)} for the NTK).",
+            *notes,
+        )
+    return DEQCoefficients(problem, values, moments, others, notes)
 
 
 # ---------------------------------------------------------------------------
@@ -442,18 +389,15 @@ def _explicit_run(
     }  # fmt: skip
     layers = []
     for l, act in enumerate(acts, start=1):
-        raw = evaluator_for(act)(
-            ctx, prev["tau_prev"], ("phi", "d1", "d2", "sq", "sq2", "dsq"), refine
-        )
-        if not center and not raw["phi"].exact_zero:
+        cm, zeros, c = moments_at(act, center, ctx, prev["tau_prev"], refine)
+        if not center and "phi" not in zeros:
             raise CenteringError(
-                f"--no-center: layer {l} ({act.name}) has E[σ(τ̃ξ)] = {ctx.nstr(raw['phi'].value, 12)} "
-                "≠ 0 at its input scale; Theorem 3 assumes centered activations. Drop --no-center."
+                f"center=False: layer {l} ({act.name}) has E[σ(τ̃ξ)] = {ctx.nstr(cm['phi'], 12)} "
+                "≠ 0 at its input scale; Theorem 3 assumes centered activations. Use center=True."
             )
-        cm = _centered_moments(raw, ctx) if center else {k: v.value for k, v in raw.items()}
         vals = fn(ctx, *(dict(cm, **prev)[n] for n in arg_names))
         layer = dict(zip(LAYER_KEYS[:-1], vals, strict=True))
-        layer["center"] = raw["phi"].value if center else ctx.zero
+        layer["center"] = c
         layers.append(layer)
         prev = {k + "_prev": v for k, v in layer.items() if k != "center"}
     return layers
@@ -475,12 +419,13 @@ def explicit_coefficients(
     """
     if not activations:
         raise InvalidArgument("explicit network needs at least one activation.")
+    if len(activations) > MAX_LAYERS:
+        raise BudgetExceeded(
+            f"activations: {len(activations)} layers; at most {MAX_LAYERS} (docs/limits.md)."
+        )
     acts = tuple(get_activation(a) for a in activations)
-    t0 = to_rational(tau0, "tau0")
-    if t0 <= 0:
-        raise InvalidArgument(f"tau0 must be > 0, got {t0}.")
-    if not isinstance(dps, int) or not 5 <= dps <= 1000:
-        raise InvalidArgument(f"dps must be an integer in [5, 1000], got {dps!r}.")
+    t0 = in_range("tau0", exact_number(tau0, "tau0"))
+    dps = max(check_dps(dps, a) for a in acts)
     work = _explicit_run(acts, t0, dps + _GUARD_WORK, 0, center, input_layer_trainable)
     check = _explicit_run(acts, t0, dps + _GUARD_CHECK, 1, center, input_layer_trainable)
     layers = tuple(

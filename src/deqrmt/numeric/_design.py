@@ -25,11 +25,13 @@ from typing import Any
 import mpmath
 import sympy as sp
 
-from .._errors import InvalidArgument, NoConvergence
+from .._errors import BudgetExceeded, InvalidArgument, NoConvergence
 from ..symbolic import TAU, X
 from ..symbolic._family import FAMILY_MOMENTS, Family, get_family
 from ._coefficients import DEQ_KEYS, LAYER_KEYS, DEQCoefficients, _layer_function, deq_coefficients
+from ._fixed_point import center_moments
 from ._printer import compile_function
+from ._problem import MAX_LAYERS, DEQProblem
 from ._quadrature import panels
 
 __all__ = ["Design", "DesignSolution", "design_enn"]
@@ -76,7 +78,7 @@ class Design:
                 "deq_trainable": d["trainable"],
                 "enn_input_layer_trainable": self.input_layer_trainable,
             },
-            "deq_coefficients": {k: d[k] for k in DEQ_KEYS[:-1]},
+            "deq_coefficients": {k: d[k] for k in DEQ_KEYS[:-1] if d[k] is not None},
             "equations": list(self.equations),
             "depth_rule": self.depth_rule,
             "layers": self.layers,
@@ -150,9 +152,7 @@ def _enn(
     }  # fmt: skip
     out: dict[str, Any] = {}
     for theta in thetas:
-        m = ev(ctx, prev["tau_prev"], theta)
-        c = m["phi"]
-        cm = dict(m, phi=ctx.zero, sq=m["sq"] - c * c, sq2=m["sq2"] - 2 * c * m["d2"])
+        cm, _ = center_moments(ctx, ev(ctx, prev["tau_prev"], theta))
         vals = fn(ctx, *(dict(cm, **prev)[n] for n in arg_names))
         keys = LAYER_KEYS[:-1]
         out = dict(zip(keys, vals, strict=True))
@@ -283,8 +283,12 @@ def _nullity(
     return k, sorted(chosen)
 
 
+#: multi-start count: each start is a Levenberg–Marquardt solve at dps+10 (docs/limits.md)
+MAX_STARTS = 200
+
+
 def design_enn(
-    deq_activation: str,
+    deq_activation: str | DEQProblem | DEQCoefficients,
     family: str,
     *,
     layers: int | None = None,
@@ -299,15 +303,27 @@ def design_enn(
 ) -> Design:
     """Solve the matching equations for an ``layers``-layer ENN from ``family``.
 
+    ``deq_activation`` is an activation (then σ_a², σ_b², τ0, dps, trainable set the
+    problem), a :class:`DEQProblem`, or a computed :class:`DEQCoefficients` (reused as is).
     ``layers=None`` applies the depth rule (1 if α*₂ = α*₃/2, else 2) for CK matching, 1 for NTK
     matching when β*₂ = β*₃/2… (else 2).  Raises :class:`InvalidArgument` when the family cannot
     match (too few parameters, or no real solution found).
     """
     if kernel not in ("ck", "ntk"):
-        raise InvalidArgument(f"kernel must be 'ck' or 'ntk', got {kernel!r}.")
-    deq = deq_coefficients(
-        deq_activation, sigma_a2, sigma_b2, tau0, dps, trainable=tuple(trainable)
-    )
+        raise InvalidArgument(f"kernel={kernel!r}: choose 'ck' or 'ntk'.")
+    if isinstance(layers, bool) or not (layers is None or isinstance(layers, int)):
+        raise InvalidArgument(f"layers={layers!r}: expected an integer or None.")
+    if layers is not None and not 1 <= layers <= MAX_LAYERS:
+        raise BudgetExceeded(f"layers={layers}: choose 1 to {MAX_LAYERS} layers (docs/limits.md).")
+    if isinstance(starts, bool) or not isinstance(starts, int) or not 1 <= starts <= MAX_STARTS:
+        raise BudgetExceeded(
+            f"starts={starts!r}: choose 1 to {MAX_STARTS} multi-starts (docs/limits.md)."
+        )
+    if isinstance(deq_activation, DEQCoefficients):
+        deq = deq_activation
+    else:
+        deq = deq_coefficients(deq_activation, sigma_a2, sigma_b2, tau0, dps, trainable=trainable)
+    dps, trainable = deq.dps, deq.trainable
     fam = get_family(family)
     v = deq.values
     with mpmath.workdps(dps + 10):
@@ -323,8 +339,6 @@ def design_enn(
     }
     if layers is None:
         layers = 1 if one_ok else 2
-    if layers < 1:
-        raise InvalidArgument(f"layers must be >= 1, got {layers}.")
     if layers == 1 and not one_ok and kernel == "ck":
         raise InvalidArgument(
             f"a one-layer ENN cannot match this DEQ's CK: it has α̃₂ = α̃₃/2, but α*₂ = {v['alpha_2'].text} "
@@ -343,11 +357,11 @@ def design_enn(
         ]
     else:
         names = ("kappa_sq", "beta_1", "beta_2", "beta_3")
-        targets = [
-            v["kappa_star"].value ** 2,
-            v["beta_1"].value,
-            v["beta_2"].value,
-            v["beta_3"].value,
+        targets = [  # deq[...] raises a named error when the DEQ's NTK diverges
+            deq["kappa_star"].value ** 2,
+            deq["beta_1"].value,
+            deq["beta_2"].value,
+            deq["beta_3"].value,
         ]
 
     def enn_values(ctx: Any, flat: Sequence[Any]) -> list[Any]:
@@ -372,8 +386,21 @@ def design_enn(
     # Which equations are identically satisfied (e.g. α̃₂ = α̃₃ = 0 for an odd family vs an odd φ)?
     ctx = mpmath.MPContext()
     ctx.dps = dps + 10
-    probes = [[ctx.mpf(t) for l in range(layers) for t in sample()] for _ in range(3)]
-    probe_vals = [enn_values(ctx, p) for p in probes]
+    probe_vals = []
+    for _ in range(12):
+        try:
+            vals = enn_values(ctx, [ctx.mpf(t) for l in range(layers) for t in sample()])
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            continue  # a complex or singular point of the family: probe elsewhere
+        if not any(isinstance(v, ctx.mpc) for v in vals):
+            probe_vals.append(vals)
+        if len(probe_vals) == 3:
+            break
+    if not probe_vals:
+        raise InvalidArgument(
+            f"the family {fam.name} gives complex or singular moments at every probed parameter; "
+            "check its domain (e.g. sqrt or log of a parameter that can be negative)."
+        )
     active = [
         i for i in range(4)
         if not (targets[i] == 0 and all(abs(pv[i]) < ctx.mpf(10) ** (-(dps + 5)) for pv in probe_vals))
@@ -395,7 +422,12 @@ def design_enn(
                 sub = {p: flat[l * npar + j] for j, p in enumerate(fam.params)}
                 if any(cn.subs(sub) <= 0 for cn in fam.constraints):
                     raise ValueError("constraint")
-            vals = enn_values(c, flat)
+            try:
+                vals = enn_values(c, flat)
+            except TypeError as e:  # a complex moment (sqrt/log of a negative): not a solution
+                raise ValueError(f"complex: {e}") from None
+            if any(isinstance(v, c.mpc) for v in vals):
+                raise ValueError("complex")
             return [(vals[i] - tgt[i]) / sc[i] for i in active]
 
         return r

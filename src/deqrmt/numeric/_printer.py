@@ -51,7 +51,9 @@ def function_source(
     arg_names = ", ".join(["ctx", *(printer.doprint(a) for a in args)])
     lines = [f"def {name}({arg_names}):"]
     if doc:
-        lines.append(f'    """{doc}"""')
+        # repr, never an f-string docstring: ``doc`` may quote user text (an activation name),
+        # and a literal made by repr cannot close itself early.
+        lines.append(f"    {doc!r}")
     for sym, sub in replacements:
         lines.append(f"    {printer.doprint(sym)} = {printer.doprint(sub)}")
     body = ", ".join(printer.doprint(e) for e in reduced)

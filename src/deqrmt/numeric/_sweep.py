@@ -5,8 +5,9 @@ Integrating in x = τξ rather than ξ keeps the kinks fixed while τ varies:
     E[g(τξ)] = ∫ g(x) φ_N(x/τ)/τ dx,
 
 so φ and φ' are evaluated once on a fixed composite Gauss–Legendre grid (split at the kinks)
-and only the Gaussian weights change with τ.  The fixed point is solved by a vectorised,
-safeguarded Newton iteration; the coefficient formulas are the same derived expressions as the
+and only the Gaussian weights change with τ.  Each σ_a² is one :class:`DEQProblem`; its τ* comes
+from the one root finder (``_roots.scan`` and ``_roots.polish``) on the derived map F, here fed
+with these float64 moments; the coefficient formulas are the same derived expressions as the
 mpmath path, compiled against a numpy "context".  Accuracy ~1e-12 relative; use
 :func:`deq_coefficients` when digits matter.
 """
@@ -23,9 +24,12 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
-from .._errors import ContractionError, InvalidArgument
+from .._errors import ContractionError
 from ..symbolic import Activation, X, get_activation
 from ._coefficients import _FORMULA_KEYS, DEQ_KEYS, _deq_function
+from ._fixed_point import center_moments, map_from_moments
+from ._problem import DEQProblem
+from ._roots import polish, scan
 
 __all__ = ["deq_coefficients_sweep"]
 
@@ -41,6 +45,11 @@ def _vectorize(f: Any) -> Any:
 
 # numpy has no erf; math's is exact to float64 and fast enough for a one-off grid.
 _NP_FUNCS = {"erf": _vectorize(math.erf), "erfc": _vectorize(math.erfc)}
+
+
+def _span(tau: float) -> float:
+    """Grid half-width scale: a power of two above 1.5·τ, so nearby τ share one grid."""
+    return float(2 ** math.ceil(math.log2(tau * 1.5)))
 
 
 @functools.lru_cache(maxsize=32)
@@ -93,7 +102,7 @@ def deq_coefficients_sweep(
     activation: str | Activation,
     sigma_a2: ArrayLike,
     sigma_b2: ArrayLike | None = None,
-    tau0: float = 1.0,
+    tau0: Any = 1,
 ) -> dict[str, NDArray[np.float64]]:
     """All DEQ coefficients (keys as :data:`DEQ_KEYS`) for each σ_a² in an array, float64.
 
@@ -107,35 +116,40 @@ def deq_coefficients_sweep(
         if sigma_b2 is None
         else np.broadcast_to(np.asarray(sigma_b2, dtype=np.float64), sa2.shape)
     )
-    if np.any(sa2 <= 0) or np.any(sb2 <= 0) or tau0 <= 0:
-        raise InvalidArgument("need σ_a² > 0, σ_b² > 0 and τ0 > 0 for every sweep point.")
-    q = sb2 * tau0**2
-    fp_ok = np.ones_like(q, dtype=bool)
-    for _ in range(200):
-        tau = np.sqrt(q)
-        grid = _grid(act, float(2 ** math.ceil(math.log2(tau.max() * 1.5))))
-        m = _moments(grid, tau)
-        c = m["phi"]
-        f = sa2 * (m["sq"] - c * c) + sb2 * tau0**2
-        fprime = sa2 / 2 * (m["sq2"] - 2 * c * m["d2"])
-        h = f - q
-        step = np.where(fprime < 1, h / np.maximum(1 - fprime, 1e-3), h)
-        q = np.maximum(q + step, q / 2)
-        fp_ok = np.isfinite(q) & (q < 1e8)
-        if not fp_ok.all() or np.all(np.abs(h) <= 1e-14 * q):
-            break
+    problems = [
+        DEQProblem.make(act, float(a), float(b), tau0) for a, b in zip(sa2, sb2, strict=True)
+    ]
+    q = np.empty_like(sa2)
+    bad = np.zeros(sa2.shape, dtype=bool)
+    for i, problem in enumerate(problems):
+
+        def h(qq: float, problem: DEQProblem = problem) -> tuple[float, float]:
+            tau = math.sqrt(qq)
+            m = {
+                k: float(v[0]) for k, v in _moments(_grid(act, _span(tau)), np.array([tau])).items()
+            }
+            f, df, _ = map_from_moments(problem, _NP_CTX, m)
+            return f - qq, df - 1
+
+        roots, _ = scan(h, float(problem.q0), decades=0)  # τ* only: stop at the first root
+        if not roots or roots[0][0] == roots[0][1]:
+            bad[i] = True
+            q[i] = float(problem.q0)
+            continue
+        q[i] = polish(h, roots[0][0], roots[0][1], 1e-14)
     tau = np.sqrt(q)
-    m = _moments(_grid(act, float(2 ** math.ceil(math.log2(tau.max() * 1.5)))), tau)
-    c = m["phi"]
-    cm = dict(m, phi=np.zeros_like(c), sq=m["sq"] - c * c, sq2=m["sq2"] - 2 * c * m["d2"])
-    bad = ~fp_ok | (sa2 * cm["sq2"] / 2 >= 1) | (sa2 * cm["dsq"] >= 1)
+    m = _moments(_grid(act, _span(float(tau.max()))), tau)
+    cm, c = center_moments(_NP_CTX, m)
+    bad |= (np.abs(sa2 * cm["sq2"] / 2) >= 1) | (sa2 * cm["dsq"] >= 1)
     if bad.any():
         raise ContractionError(
             f"no attracting fixed point (or a divergent NTK) for σ_a² in {sa2[bad].tolist()}; "
             "restrict the sweep to smaller σ_a²."
         )
     fn, arg_names = _deq_function()
-    env: dict[str, Any] = dict(cm, sigma_a2=sa2, sigma_b2=sb2, tau_0=np.full_like(sa2, tau0))
+    env: dict[str, Any] = dict(
+        cm, sigma_a2=sa2, sigma_b2=sb2, tau_0=np.full_like(sa2, float(problems[0].tau0))
+    )
     vals: Sequence[Any] = fn(_NP_CTX, *(env[n] for n in arg_names))
     keys = _FORMULA_KEYS
     out = {

@@ -33,6 +33,11 @@ class Verified:
     def __float__(self) -> float:
         return float(self.value)
 
+    @property
+    def _mpf_(self) -> Any:
+        # mpmath reads this: a Verified takes part in mpmath arithmetic as its value
+        return mpmath.mpf(self.value)._mpf_
+
 
 def _agreed(a: Any, b: Any, dps: int) -> int:
     if a == b:

@@ -21,9 +21,11 @@ from ._recursion import SIGMA_A2 as SIGMA_A2
 from ._recursion import SIGMA_B2 as SIGMA_B2
 from ._recursion import TAU0 as TAU0
 from ._recursion import DEQFormulas as DEQFormulas
+from ._recursion import FixedPointMap as FixedPointMap
 from ._recursion import LayerFormulas as LayerFormulas
 from ._recursion import MomentSymbols as MomentSymbols
 from ._recursion import derive_deq as derive_deq
+from ._recursion import derive_fixed_point as derive_fixed_point
 from ._recursion import derive_layer as derive_layer
 from ._sphere import ExplicitSphereFormulas as ExplicitSphereFormulas
 from ._sphere import QuadraticFormulas as QuadraticFormulas

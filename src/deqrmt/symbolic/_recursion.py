@@ -30,6 +30,9 @@ from .._errors import DerivationError
 from ._cache import cached
 
 __all__ = [
+    "FixedPointMap",
+    "derive_fixed_point",
+    "diagonal_expectation",
     "MomentSymbols",
     "DEQFormulas",
     "LayerFormulas",
@@ -89,6 +92,106 @@ def cross_expectation(
         coef = sp.Rational(1, 2 ** (b + e)) / (sp.factorial(a) * sp.factorial(b) * sp.factorial(e))
         total += coef * f_mu[a + 2 * b] * g_mu[a + 2 * e] * c**a * di**b * dj**e
     return total
+
+
+def diagonal_expectation(g_mu: tuple[sp.Expr, ...], delta: sp.Expr, order: int = 1) -> sp.Expr:
+    """Expansion of E[g(u)], Var u = τ² + δ, to ``order`` in δ by the heat-equation rule.
+
+    ∂_δ E[g(√(τ²+δ) ξ)] = E[g''(τξ)]/2, so E[g(u)] = Σ_b δ^b E[g^{(2b)}(τξ)] / (2^b b!).
+    ``g_mu[k]`` is E[g^{(k)}(τξ)].  This is :func:`cross_expectation` with the second factor 1.
+    """
+    one = (sp.S.One,) + (sp.S.Zero,) * (len(g_mu) - 1)
+    t = sp.Dummy("t")
+    poly = sp.Poly(cross_expectation(g_mu, one, sp.S.Zero, t, sp.S.Zero), t)
+    kept = sum((coef * t**k for (k,), coef in poly.terms() if k <= order), sp.S.Zero)
+    return sp.expand(kept.subs(t, delta))
+
+
+def _square_moments(m: MomentSymbols) -> tuple[sp.Expr, ...]:
+    """E[(φ²)^{(k)}] for k = 0..4 in the symbols ``m`` knows (odd and 4th orders as dummies).
+
+    Only orders the expansions actually keep may survive; a dummy left in a result means a
+    derivation needed a moment the engine does not evaluate, and is caught by the tests.
+    """
+    return (m.sq, sp.Symbol("sq1_unused"), m.sq2, sp.Symbol("sq3_unused"), sp.Symbol("sq4_unused"))
+
+
+def _prime_square_moments(m: MomentSymbols) -> tuple[sp.Expr, ...]:
+    """E[(φ'²)^{(k)}]: only the order-0 moment E[φ'²] is a symbol the engine evaluates."""
+    return (m.dsq,) + tuple(sp.Symbol(f"dsq{k}_unused") for k in range(1, 5))
+
+
+def centered_moments(m: MomentSymbols, c: sp.Expr) -> dict[sp.Symbol, sp.Expr]:
+    """Moments of φ_c = φ − c in the raw moments of φ, by linearity of E and of d/dx.
+
+    E[φ_c] = E[φ] − c, E[φ_c^{(k)}] = E[φ^{(k)}] (k ≥ 1), E[φ_c²] = E[φ²] − 2cE[φ] + c²,
+    E[(φ_c²)''] = E[(φ²)''] − 2cE[φ''], E[φ_c'²] = E[φ'²]: each is the expectation of the
+    expanded polynomial (P − c)^j in P = φ, with P^j ↦ the raw moment of φ^j.
+    """
+    p = sp.Symbol("P")
+    out: dict[sp.Symbol, sp.Expr] = {}
+    # order-0 moments of φ_c^j: expand (P − c)^j and map P^j to the raw moment of φ^j
+    raw0 = {0: sp.S.One, 1: m.mu[0], 2: m.sq}
+    # order-2 moments of (φ_c^j)'': constants vanish, P ↦ E[φ''], P² ↦ E[(φ²)'']
+    raw2 = {0: sp.S.Zero, 1: m.mu[2], 2: m.sq2}
+    for j, target0, target2 in ((1, m.mu[0], m.mu[2]), (2, m.sq, m.sq2)):
+        poly = sp.Poly(sp.expand((p - c) ** j), p)
+        out[target0] = sum((coef * raw0[k] for (k,), coef in poly.terms()), sp.S.Zero)
+        out[target2] = sum((coef * raw2[k] for (k,), coef in poly.terms()), sp.S.Zero)
+    for k in (1, 3, 4, 5):
+        out[m.mu[k]] = m.mu[k]  # derivatives of order ≥ 1 do not see the constant
+    out[m.dsq] = m.dsq
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedPointMap:
+    r"""The DEQ's variance map q ↦ F(q) and F'(q), derived (ICML 2024, τ* of Theorem 1).
+
+    ``F(q) = σ_a² E[φ_c²(√q ξ)] + σ_b² τ0²``: the diagonal of Λ = σ_a² G + σ_b² XᵀX at its
+    fixed point, from :func:`diagonal_expectation` at order 0.  With ``center=True`` the
+    constant is φ's own mean at the same scale, c = E[φ(√q ξ)] (so F uses E[φ²] − E[φ]²); F' is
+    d/dq of F with every raw moment differentiated by the heat rule d/dq E[g(√q ξ)] =
+    E[g''(√q ξ)]/2.  All expressions are in the RAW moments ``m`` of φ at τ = √q and in
+    :data:`SIGMA_A2`, :data:`SIGMA_B2`, :data:`TAU0`.
+
+    Attributes:
+      m: raw moment symbols (``m.mu[0]`` is E[φ], ``m.mu[2]`` E[φ''], ``m.sq``, ``m.sq2``, …).
+      F, dF: the map and its derivative in q.
+      center: the centering constant c (E[φ] or 0).
+      centered: moment symbol of φ_c (same names as ``m``) → expression in raw moments.
+      needs: the raw moment names F and dF use (for the evaluator).
+    """
+
+    m: MomentSymbols
+    F: sp.Expr
+    dF: sp.Expr
+    center: sp.Expr
+    centered: Mapping[sp.Symbol, sp.Expr]
+    needs: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=4)
+def derive_fixed_point(*, center: bool = True, input_injection: bool = True) -> FixedPointMap:
+    """Derive F(q), F'(q) and the centering identities (memoised); see :class:`FixedPointMap`."""
+    m = MomentSymbols.make()
+    q = sp.Symbol("q", positive=True)
+    c = m.mu[0] if center else sp.S.Zero
+    cm = centered_moments(m, c)
+    sb2 = SIGMA_B2 if input_injection else sp.S.Zero
+    # Λ_ii = σ_a² G_ii + σ_b² ‖x_i‖², G_ii = E[φ_c(u_i)²]: order 0 of the diagonal expansion.
+    g_ii = diagonal_expectation(tuple(cm.get(s, s) for s in _square_moments(m)), sp.S.Zero, 0)
+    F = sp.expand(SIGMA_A2 * g_ii + sb2 * TAU0**2)
+    # d/dq: raw moments are functions of q; the heat rule shifts the derivative order by 2.
+    funcs = {s: sp.Function(s.name)(q) for s in (*m.mu, m.sq, m.sq2, m.dsq)}
+    rule = {funcs[m.mu[k]].diff(q): m.mu[k + 2] / 2 for k in range(4)}
+    rule[funcs[m.sq].diff(q)] = m.sq2 / 2
+    dF = F.xreplace(funcs).diff(q).xreplace(rule).xreplace({v: k for k, v in funcs.items()})
+    if dF.has(sp.Derivative):
+        raise DerivationError(f"F'(q) = {dF} needs a moment the heat rule cannot shift.")
+    names = m.names()
+    needs = tuple(sorted({names[s] for s in (F.free_symbols | dF.free_symbols) if s in names}))
+    return FixedPointMap(m, F, sp.expand(dF), c, cm, needs)
 
 
 def reduce_to_ansatz(expr: sp.Expr) -> dict[sp.Symbol, sp.Expr]:
@@ -230,8 +333,11 @@ def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormula
     sb2 = SIGMA_B2 if input_injection else sp.S.Zero
     has_a, has_A, has_B = ("a" in trainable), ("A" in trainable), ("B" in trainable)
 
-    # Diagonal: δ_i = σ_a² (∂G_ii/∂Λ_ii) δ_i + σ_b² s_i with ∂G_ii/∂Λ_ii = E[(φ²)'']/2.
-    a4_sol = _solve_linear(a4, SIGMA_A2 * m.sq2 / 2 * a4 + sb2)
+    # Diagonal: Λ_ii − τ*² = δ_i = σ_a² (G_ii − γ*²) + σ_b² ε s_i, with G_ii = E[φ_c(u_i)²],
+    # Var u_i = τ*² + δ_i, expanded by the heat rule; δ_i = ε α₄ s_i, match the ε s_i term.
+    g_ii = diagonal_expectation(_square_moments(m), EPS * a4 * SI, 1)
+    lam_ii = SIGMA_A2 * (g_ii - m.sq) + sb2 * EPS * SI
+    a4_sol = _solve_linear(a4, sp.expand(lam_ii).coeff(EPS).coeff(SI))
 
     # Off-diagonal CK fixed point.  Unknowns stay symbols until the end: expanding with the
     # solved rational expressions inside would cost seconds for nothing.
@@ -264,11 +370,14 @@ def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormula
     b3_sol = b3_str.subs(b1, b1_sol)
     beta = tuple(sp.factor(sp.together(b.subs(known))) for b in (b1_sol, b2_sol, b3_sol))
 
-    # Diagonal: K_ii = [a] G_ii + P_ii,  P_ii = ([A] σ_a² γ² + [B] σ_b² τ0²) E[φ'²] + P_ii σ_a² E[φ'²].
+    # Diagonal (order 0): K_ii = [a] G_ii + P_ii, P_ii = ([A] σ_a² G_ii + [B] σ_b² τ0²) Ḋ_ii +
+    # P_ii σ_a² Ḋ_ii, with G_ii = E[φ_c²] and Ḋ_ii = E[φ_c'²] from the diagonal expansion.
     pii = sp.Symbol("P_ii")
-    src_ii = (SIGMA_A2 * m.sq if has_A else 0) + (sb2 * TAU0**2 if has_B else 0)
-    p_ii = _solve_linear(pii, src_ii * m.dsq + pii * SIGMA_A2 * m.dsq)
-    kappa_sq = (m.sq if has_a else 0) + p_ii
+    g_ii0 = diagonal_expectation(_square_moments(m), sp.S.Zero, 0)
+    d_ii0 = diagonal_expectation(_prime_square_moments(m), sp.S.Zero, 0)
+    src_ii = (SIGMA_A2 * g_ii0 if has_A else 0) + (sb2 * TAU0**2 if has_B else 0)
+    p_ii = _solve_linear(pii, src_ii * d_ii0 + pii * SIGMA_A2 * d_ii0)
+    kappa_sq = (g_ii0 if has_a else 0) + p_ii
     structured = {
         key: sp.factor(expr)
         for key, expr in (
@@ -278,8 +387,8 @@ def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormula
     }  # fmt: skip
     return DEQFormulas(
         m=m,
-        tau_sq_map=SIGMA_A2 * m.sq + sb2 * TAU0**2,
-        gamma_sq=m.sq,
+        tau_sq_map=SIGMA_A2 * g_ii0 + sb2 * TAU0**2,
+        gamma_sq=g_ii0,
         alpha=alpha,  # type: ignore[arg-type]
         beta=beta,  # type: ignore[arg-type]
         kappa_sq=sp.factor(kappa_sq),
@@ -320,13 +429,18 @@ def _derive_layer() -> LayerFormulas:
     sigma_full = _off_diag(sigma[X_], sigma[S_], sigma[T_])
     sdot = cross_expectation(mu[1:], mu[1:], lam, di, dj)
     theta = reduce_to_ansatz(_centered(sigma_full + theta_prev * sdot, m))
-    alpha = (sigma[X_], sigma[S_], sigma[T_], m.sq2 / 2 * prev["alpha_4"])
+    # Diagonal: Σ^{(l)}_ii = E[σ_c(u_i)²], Var u_i = τ̃²_{l−1} + ε α̃_{l−1,4} s_i (heat rule):
+    # order 0 is τ̃_l², the ε s_i term is α̃_{l,4}; Θ_ii = Σ_ii + Θ^{(l−1)}_ii E[σ_c'²].
+    g_ii = sp.expand(diagonal_expectation(_square_moments(m), EPS * prev["alpha_4"] * SI, 1))
+    d_ii0 = diagonal_expectation(_prime_square_moments(m), sp.S.Zero, 0)
+    tau_sq = g_ii.coeff(EPS, 0)
+    alpha = (sigma[X_], sigma[S_], sigma[T_], g_ii.coeff(EPS).coeff(SI))
     beta = (theta[X_], theta[S_], theta[T_])
     return LayerFormulas(
         m=m,
         prev=prev,
-        tau_sq=m.sq,
+        tau_sq=tau_sq,
         alpha=alpha,
         beta=beta,
-        kappa_sq=m.sq + prev["kappa"] ** 2 * m.dsq,
+        kappa_sq=tau_sq + prev["kappa"] ** 2 * d_ii0,
     )

@@ -183,7 +183,7 @@ def run_experiment(
     progress: Callable[[str], None] | None = None,
 ) -> ExperimentResult:
     """Run (a) DEQ, (b) designed ENN, (c) naive ENN on each dataset for ``seeds`` seeds."""
-    from ..numeric import deq_coefficients, explicit_coefficients
+    from ..numeric import explicit_coefficients
     from ..numeric._design import design_enn
     from ..symbolic import get_activation
 
@@ -192,11 +192,11 @@ def run_experiment(
     designs: dict[str, Any] = {}
     for ds_name in datasets:
         data0 = load_dataset(ds_name, n_train=n_train, n_test=n_test, seed=0)
-        tau0 = f"{data0.tau0:.6f}"
-        coeffs = deq_coefficients(deq, sigma_a2, None, tau0, 20)
+        tau0 = float(data0.tau0)  # exact as its shortest repr (DEQProblem)
         design = design_enn(
             deq, family, layers=layers, sigma_a2=sigma_a2, tau0=tau0, dps=20, starts=8
         )
+        coeffs = design.deq  # the DEQ the design was solved against: computed once
         sol = design.solutions[0]
         designs[ds_name] = sol.to_dict()
         fam_acts = [

@@ -1,0 +1,244 @@
+r"""τ*: the only fixed-point solver, on the derived map F (ICML 2024, Theorem 1's τ*).
+
+F(q), F'(q) and the centering constant c = E[φ(√q ξ)] come from
+:func:`deqrmt.symbolic.derive_fixed_point`, compiled once; the moments come from the
+activation's evaluator.  :func:`scan_fixed_points` finds every fixed point in range in float64
+(:func:`deqrmt.numeric._roots.scan`); :func:`solve_tau` polishes the one the DEQ's iteration
+reaches from z = 0 at any precision (:func:`deqrmt.numeric._roots.polish`).  Coefficients,
+design, sweeps, experiments and generated code all go through here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import mpmath
+
+from .._errors import ActivationError, ContractionError, NoConvergence
+from ..symbolic import SIGMA_A2, SIGMA_B2, TAU0, derive_fixed_point
+from ._moments import MomentValue, evaluator_for
+from ._printer import compile_function
+from ._problem import DEQProblem
+from ._roots import polish, scan
+
+__all__ = [
+    "FixedPoint",
+    "FixedPointScan",
+    "VarianceMap",
+    "variance_map",
+    "moments_at",
+    "map_from_moments",
+    "center_moments",
+    "scan_fixed_points",
+    "solve_tau",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedPoint:
+    """One fixed point q = τ² of F, in the number type of the context it was solved in.
+
+    ``slope`` is F'(q): the fixed point attracts the DEQ's iteration when |F'(q)| < 1.
+    """
+
+    q: Any
+    tau: Any
+    center: Any
+    slope: Any
+
+    @property
+    def attracting(self) -> bool:
+        return bool(abs(self.slope) < 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedPointScan:
+    """Every fixed point of F in [σ_b²τ0², 10⁴·q*] as float brackets (see ``_roots.scan``)."""
+
+    roots: tuple[tuple[float, float, int], ...]
+    complete: bool
+
+    @property
+    def star(self) -> tuple[float, float, int]:
+        """The bracket of τ*², the root the iteration from z = 0 reaches (the lowest)."""
+        return self.roots[0]
+
+    @property
+    def others(self) -> tuple[tuple[float, float, int], ...]:
+        return self.roots[1:]
+
+
+#: the moments the engine evaluates (deqrmt.symbolic._expectation.MOMENTS), by symbol name
+ENGINE_MOMENTS = ("phi", "d1", "d2", "sq", "sq2", "dsq")
+_PARAMS = {SIGMA_A2: "sigma_a2", SIGMA_B2: "sigma_b2", TAU0: "tau_0"}
+
+
+def _compile(name: str, exprs: list[Any], names: dict[Any, str]) -> tuple[Any, list[str]]:
+    args = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
+    fn = compile_function(name, args, exprs, doc=f"Derived by derive_fixed_point: {name}.")
+    return fn, [names[a] for a in args]
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled(center: bool) -> tuple[Any, list[str], Any, list[str], list[str]]:
+    """F, F', c (one function) and the centered moments (another), compiled once."""
+    fpm = derive_fixed_point(center=center)
+    names = {**fpm.m.names(), **_PARAMS}
+    map_fn, map_args = _compile("variance_map", [fpm.F, fpm.dF, fpm.center], names)
+    targets = [s for s in fpm.centered if names[s] in ENGINE_MOMENTS]
+    cen_fn, cen_args = _compile(
+        "centered_moments", [fpm.center, *(fpm.centered[t] for t in targets)], names
+    )
+    return map_fn, map_args, cen_fn, cen_args, [names[t] for t in targets]
+
+
+class VarianceMap:
+    """F(q) − q, F'(q) − 1, c(q) and the centered moments for one problem, in any context."""
+
+    def __init__(self, problem: DEQProblem) -> None:
+        self.problem = problem
+        self.ev = evaluator_for(problem.activation)
+        self._map, self._map_args, self._cen, self._cen_args, self._targets = _compiled(
+            problem.center
+        )
+        self.needs = tuple(a for a in self._map_args if a in ENGINE_MOMENTS)
+
+    def at(
+        self, ctx: Any, q: Any, refine: int = 0, digits: float | None = None
+    ) -> tuple[Any, Any, Any]:
+        """F(q), F'(q) and c(q) at scale τ = √q."""
+        raw = self.ev(ctx, ctx.sqrt(q), self.needs, refine, digits)
+        return map_from_moments(self.problem, ctx, _values(raw))
+
+    def h(self, ctx: Any, refine: int = 0, digits: float | None = None) -> Callable[[Any], Any]:
+        """q ↦ (F(q) − q, F'(q) − 1) in ``ctx``, the function the root finders take."""
+
+        def h(q: Any) -> tuple[Any, Any]:
+            f, df, _ = self.at(ctx, q, refine, digits)
+            return f - q, df - 1
+
+        return h
+
+    def moments(self, ctx: Any, tau: Any, refine: int = 0) -> tuple[dict[str, Any], set[str], Any]:
+        """See :func:`moments_at` (this problem's activation and centering)."""
+        return moments_at(self.problem.activation, self.problem.center, ctx, tau, refine)
+
+
+def map_from_moments(problem: DEQProblem, ctx: Any, raw: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """F(q), F'(q), c(q) from the raw moments of φ at τ = √q (any context, numpy included)."""
+    map_fn, map_args, _, _, _ = _compiled(problem.center)
+    env = {
+        **raw,
+        "sigma_a2": ctx.mpf(int(problem.sigma_a2.p)) / int(problem.sigma_a2.q),
+        "sigma_b2": ctx.mpf(int(problem.sigma_b2.p)) / int(problem.sigma_b2.q),
+        "tau_0": ctx.mpf(int(problem.tau0.p)) / int(problem.tau0.q),
+    }
+    f, df, c = map_fn(ctx, *(env[a] for a in map_args))
+    return f, df, c
+
+
+def moments_at(
+    activation: Any, center: bool, ctx: Any, tau: Any, refine: int = 0
+) -> tuple[dict[str, Any], set[str], Any]:
+    """Moments of φ_c at ``tau`` by name (from the derived centering identities), the names of
+    the raw moments that vanish by symmetry, and c (E[φ(τξ)], or 0 when ``center`` is False)."""
+    raw = evaluator_for(activation)(ctx, tau, ENGINE_MOMENTS, refine)
+    cm, c = center_moments(ctx, _values(raw), center)
+    return cm, {k for k, v in raw.items() if v.exact_zero}, c
+
+
+def center_moments(
+    ctx: Any, raw: dict[str, Any], center: bool = True
+) -> tuple[dict[str, Any], Any]:
+    """Raw moments by name → (moments of φ_c by name, c), by the derived centering identities."""
+    _, _, cen_fn, cen_args, targets = _compiled(center)
+    c, *cen = cen_fn(ctx, *(raw[a] for a in cen_args))
+    return {**raw, **dict(zip(targets, cen, strict=True))}, c
+
+
+def _values(raw: dict[str, MomentValue]) -> dict[str, Any]:
+    return {k: v.value for k, v in raw.items()}
+
+
+@functools.lru_cache(maxsize=64)
+def variance_map(problem: DEQProblem) -> VarianceMap:
+    """The (memoised) :class:`VarianceMap` of ``problem``."""
+    return VarianceMap(problem)
+
+
+def _setting_key(problem: DEQProblem) -> DEQProblem:
+    # dps and the trainable set do not change F: one scan serves them all
+    return problem.replace(dps=30, trainable=("a", "A"))
+
+
+@functools.lru_cache(maxsize=64)
+def _scan(problem: DEQProblem) -> FixedPointScan:
+    vm = variance_map(problem)
+    # float64 with the quadrature at 12 digits: enough to place every sign change
+    h = vm.h(mpmath.fp, 0, 12)
+    try:
+        roots, complete = scan(h, float(problem.q0))
+    except (OverflowError, ZeroDivisionError, ActivationError) as e:
+        raise ContractionError(
+            f"F(τ²) = σ_a² E[φ_c²(τξ)] + σ_b² τ0² overflows at the DEQ's first iterate "
+            f"(sigma_a2={problem.sigma_a2}, sigma_b2={problem.sigma_b2}, tau0={problem.tau0}): {e}"
+        ) from None
+    if not roots:
+        raise ContractionError(
+            "the DEQ's variance iteration τ² ← σ_a² E[φ_c²(τξ)] + σ_b² τ0², started from z = 0, "
+            f"has no fixed point (it diverges) for sigma_a2={problem.sigma_a2}: reduce sigma_a2 "
+            "(the map must contract: σ_a² E[(φ²)'']/2 < 1)."
+        )
+    return FixedPointScan(tuple(roots), complete)
+
+
+def scan_fixed_points(problem: DEQProblem) -> FixedPointScan:
+    """Every fixed point of F in [σ_b²τ0², 10⁴·q*] (float brackets; memoised per setting)."""
+    return _scan(_setting_key(problem))
+
+
+def _bracket(h: Callable[[Any], Any], q: Any, ctx: Any) -> tuple[Any, Any]:
+    """A sign-change bracket around the float estimate ``q`` in ``ctx``'s arithmetic."""
+    if h(q)[0] == 0:
+        return q, q
+    width = q * ctx.mpf(10) ** -10  # float64 placed the root to ~1e-13: start just wider
+    for _ in range(40):
+        a, b = q - width, q + width
+        if (h(a)[0] > 0) != (h(b)[0] > 0):
+            return a, b
+        width *= 8
+    raise NoConvergence(f"lost the fixed point near τ² = {ctx.nstr(q, 12)} at {ctx.dps} digits.")
+
+
+def solve_tau(
+    problem: DEQProblem, ctx: Any, refine: int = 0, root: tuple[float, float, int] | None = None
+) -> FixedPoint:
+    """τ*² (or another root of ``scan_fixed_points``) to ctx's precision, with c and F'.
+
+    The float bracket from the scan is polished in float64 first, then re-bracketed and
+    polished in ``ctx``: a handful of high-precision evaluations.
+    """
+    vm = variance_map(problem)
+    a, b, kind = scan_fixed_points(problem).star if root is None else root
+    if a == b:
+        # h touches 0 without crossing: F' = 1, a neutral point the iteration creeps to
+        raise ContractionError(
+            f"the fixed point τ ≈ {a**0.5:.10g} is a double root of F(τ²) = τ² (F' = 1): not "
+            f"attracting at sigma_a2={problem.sigma_a2}; reduce sigma_a2."
+        )
+    q_f = polish(vm.h(mpmath.fp, 0, 15), a, b, 1e-13)
+    h = vm.h(ctx, refine)
+    qa, qb = _bracket(h, ctx.mpf(q_f), ctx)
+    tol = ctx.mpf(10) ** (-(ctx.dps - 2))
+    try:
+        q = qa if qa == qb else polish(h, qa, qb, tol)
+    except ArithmeticError:
+        raise NoConvergence(
+            f"τ*² did not converge at {ctx.dps} digits; ask for fewer digits (dps)."
+        ) from None
+    _, df, c = vm.at(ctx, q, refine)
+    del kind
+    return FixedPoint(q, ctx.sqrt(q), c, df)

@@ -1,0 +1,191 @@
+"""Fixed points of the DEQ's variance map: a scan for every root and a bracketed Newton.
+
+Self-contained on purpose (it imports only ``math``): ``deqrmt codegen`` copies this module
+verbatim into the modules it writes, so generated code finds τ* exactly as the engine does.
+``h(q)`` returns ``(F(q) − q, F'(q) − 1)`` in whatever number type the caller uses.
+
+* :func:`scan` walks q upward from q0 = σ_b²τ0² (below it F(q) ≥ q0 > q, so no root) on a
+  geometric grid, and inspects each cell with the cubic Hermite interpolant of (h, h') at its
+  ends.  A cell is split where that cubic has an interior extremum whose value crosses zero
+  or comes within half of the smaller end value: two roots can hide in a cell only as such
+  a dip, so roots closer than any grid are still found (a pair at a ratio of 1.0001 is).
+* :func:`polish` is Newton's method inside a sign-change bracket, falling back to bisection
+  whenever a step would leave the bracket or fails to halve it; its iteration budget is set
+  by the precision asked for (bisection's count), not by a fixed number.  It converges for
+  every contraction rate F' < 1, however close to 1.
+"""
+
+import math
+
+SCAN_RATIO = 2.0**0.5  # grid ratio in q: cells wide enough to be cheap, the cubic does the rest
+SCAN_DECADES = 4  # after τ*'s root, scan on to 10^4·q* (τ up to 100·τ*)
+SCAN_CAP = 1e12  # no root below q0·10^12: the map does not contract (diverges)
+SCAN_MAX_EVALS = 600
+
+
+def _hermite(a, b, ha, da, hb, db):
+    """Coefficients of the cubic in t = (q − a)/(b − a) matching h, h' at both ends."""
+    w = b - a
+    return (ha, w * da, 3 * (hb - ha) - w * (2 * da + db), 2 * (ha - hb) + w * (da + db))
+
+
+def _extrema(c):
+    """Interior (0 < t < 1) critical points of the cubic c0 + c1 t + c2 t² + c3 t³."""
+    _, c1, c2, c3 = c
+    a, b = 3 * c3, 2 * c2  # p'(t) = a t² + b t + c1; the stable quadratic formula, since
+    disc = b * b - 4 * a * c1  # a is often ~0 (the cubic is nearly a parabola near a root pair)
+    if disc < 0:
+        return []
+    q = -(b + math.copysign(math.sqrt(disc), b)) / 2
+    ts = ([q / a] if a != 0 else []) + ([c1 / q] if q != 0 else [])
+    return sorted(t for t in ts if 0 < t < 1)
+
+
+def _cubic(c, t):
+    return c[0] + t * (c[1] + t * (c[2] + t * c[3]))
+
+
+def scan(h, q0, *, ratio=SCAN_RATIO, decades=SCAN_DECADES, cap=SCAN_CAP, max_evals=SCAN_MAX_EVALS):
+    """Every fixed point of q ↦ F(q) in [q0, 10^decades·q*], as brackets (float arithmetic).
+
+    Returns ``(roots, complete)``; each root is ``(a, b, kind)`` with h(a), h(b) of opposite
+    signs (kind −1: h falls through 0, F' < 1 there, the attracting kind; +1: h rises, F' > 1,
+    repelling) or ``a == b`` where h only touches 0 (kind 0, F' = 1).  ``roots[0]`` is the
+    fixed point the DEQ's own iteration reaches from z = 0.  ``complete`` is False when the
+    evaluation budget ran out or h overflowed before the end of the range.
+    """
+    evals = [0]
+    roots = []
+
+    def f(q):
+        evals[0] += 1
+        v, d = h(q)
+        v, d = float(v), float(d)
+        if not (math.isfinite(v) and math.isfinite(d)):
+            raise OverflowError(f"F is not finite at q = {q:.6g}")
+        return (q, v, d)
+
+    def examine(left, right, depth):
+        (a, ha, da), (b, hb, db) = left, right
+        if ha == 0:
+            roots.append((a, a, 0 if da == 0 else (-1 if da < 0 else 1)))
+            return
+        if (ha > 0) != (hb > 0):
+            if hb == 0:
+                roots.append((a, b, -1 if ha > 0 else 1))
+                return
+            # one crossing, or three: a cubic model that turns inside the cell may hide the
+            # extra pair, so split at its turning points and look again
+            c = _hermite(a, b, ha, da, hb, db)
+            ts = _extrema(c)
+            if ts:
+                split(left, right, [a + t * (b - a) for t in ts], depth)
+            else:
+                roots.append((a, b, -1 if ha > 0 else 1))
+            return
+        c = _hermite(a, b, ha, da, hb, db)
+        near = [
+            t
+            for t in _extrema(c)
+            if (_cubic(c, t) > 0) != (ha > 0) or abs(_cubic(c, t)) < 0.5 * min(abs(ha), abs(hb))
+        ]
+        if near:
+            split(left, right, [a + t * (b - a) for t in near], depth)
+
+    def validated(left, right, depth):
+        """A grid cell whose ends agree in sign is checked at its midpoint first: where the
+        cubic model misses the midpoint by a quarter of the smaller end value, a quartic or
+        higher feature (a root pair the cubic cannot show) may hide, so halve and look again."""
+        (a, ha, da), (b, hb, db) = left, right
+        if (ha > 0) != (hb > 0) or depth >= 8:
+            examine(left, right, depth)
+            return
+        mid = f((a + b) / 2)
+        pred = _cubic(_hermite(a, b, ha, da, hb, db), 0.5)
+        if (mid[1] > 0) != (ha > 0) or abs(mid[1] - pred) > 0.25 * min(abs(ha), abs(hb)):
+            validated(left, mid, depth + 1)
+            validated(mid, right, depth + 1)
+        else:
+            examine(left, mid, depth)
+            examine(mid, right, depth)
+
+    def split(left, right, points, depth):
+        a, b = left[0], right[0]
+        width = b - a
+        # keep split points off the ends, so every cell shrinks by a fixed fraction
+        points = sorted({min(max(p, a + 0.05 * width), b - 0.05 * width) for p in points})
+        if width <= 1e-13 * abs(b) or evals[0] + len(points) > max_evals:
+            if (left[1] > 0) != (right[1] > 0):
+                roots.append((a, b, -1 if left[1] > 0 else 1))
+                return
+            (q, v, _) = min((left, right), key=lambda n: abs(n[1]))
+            if abs(v) <= 1e-9 * abs(q):
+                roots.append((q, q, 0))  # a double root, to the scan's resolution
+            else:
+                complete[0] = complete[0] and width <= 1e-13 * abs(b)
+            return
+        nodes = [left, *(f(p) for p in points), right]
+        for i in range(len(nodes) - 1):
+            examine(nodes[i], nodes[i + 1], depth + 1)
+
+    complete = [True]
+    end = q0 * cap
+    node = f(q0)
+    while node[0] < end:
+        if evals[0] >= max_evals:
+            complete[0] = False
+            break
+        try:
+            nxt = f(node[0] * ratio)
+        except (OverflowError, ValueError, ZeroDivisionError, ArithmeticError):
+            complete[0] = False
+            break
+        try:
+            validated(node, nxt, 0)
+        except (OverflowError, ValueError, ZeroDivisionError, ArithmeticError):
+            complete[0] = False
+            break
+        node = nxt
+        if roots and end > roots[0][1] * 10**decades:
+            end = max(roots[0][1], q0) * 10**decades
+    roots.sort(key=lambda r: r[0])
+    return roots, complete[0]
+
+
+def polish(h, a, b, tol):
+    """The root of h in [a, b] (h(a), h(b) of opposite signs) to relative tolerance ``tol``.
+
+    Newton inside the bracket (Numerical Recipes' ``rtsafe``): a step that would leave the
+    bracket, or that does not shrink to half the step before last, is replaced by bisection.
+    At most 2·log2((b − a)/(tol·a)) + 8 evaluations: the budget comes from the precision.
+    """
+    ha = h(a)[0]
+    hb = h(b)[0]
+    if ha == 0:
+        return a
+    if hb == 0:
+        return b
+    if (ha > 0) == (hb > 0):
+        raise ValueError("polish: the interval does not bracket a sign change")
+    budget = 2 * int(math.log2(max(float((b - a) / (tol * a)), 2.0))) + 8
+    x = a + (b - a) * ha / (ha - hb)  # secant start: inside, and near a simple root
+    step_old = step = b - a
+    hx, dx = h(x)
+    for _ in range(budget):
+        if hx == 0:
+            return x
+        if (hx > 0) == (ha > 0):
+            a, ha = x, hx
+        else:
+            b, hb = x, hx
+        newton = x - hx / dx if dx != 0 else None
+        if newton is None or not (a < newton < b) or abs(2 * hx) > abs(step_old * dx):
+            step_old, step = step, (b - a) / 2
+            x = a + step
+        else:
+            step_old, step = step, x - newton
+            x = newton
+        if abs(step) <= tol * abs(x) or b - a <= tol * abs(a):
+            return x
+        hx, dx = h(x)
+    raise ArithmeticError(f"polish: no convergence in {budget} steps (tolerance {tol})")

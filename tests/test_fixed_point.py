@@ -1,0 +1,162 @@
+"""The one τ* solver (issue 8): derived map, every root found, any contraction rate below 1."""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import mpmath
+import pytest
+import sympy as sp
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from deqrmt import ContractionError
+from deqrmt.numeric import deq_coefficients
+from deqrmt.numeric._roots import polish, scan
+from deqrmt.symbolic import SIGMA_A2, SIGMA_B2, TAU0, derive_fixed_point
+from helpers import assert_close, to_mpf
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "deqrmt"
+
+
+# --- the map is derived, and written once ------------------------------------------------------
+
+
+def test_derived_map_matches_the_hand_derivation():
+    """By hand: F(q) = σ_a² Var[φ(√q ξ)] + σ_b²τ0² = σ_a²(E[φ²] − E[φ]²) + σ_b²τ0², and with
+    d/dq E[g(√q ξ)] = E[g'']/2: F'(q) = σ_a²(E[(φ²)'']/2 − E[φ]E[φ'']).  Uncentered: no E[φ]²."""
+    f = derive_fixed_point(center=True)
+    mu0, mu2, sq, sq2 = f.m.mu[0], f.m.mu[2], f.m.sq, f.m.sq2
+    assert sp.expand(f.F - (SIGMA_A2 * (sq - mu0**2) + SIGMA_B2 * TAU0**2)) == 0
+    assert sp.expand(f.dF - SIGMA_A2 * (sq2 / 2 - mu0 * mu2)) == 0
+    assert f.center == mu0
+    assert sp.expand(f.centered[sq] - (sq - mu0**2)) == 0
+    assert sp.expand(f.centered[sq2] - (sq2 - 2 * mu0 * mu2)) == 0
+    u = derive_fixed_point(center=False)
+    assert sp.expand(u.F - (SIGMA_A2 * sq + SIGMA_B2 * TAU0**2)) == 0
+    assert sp.expand(u.dF - SIGMA_A2 * sq2 / 2) == 0
+
+
+def test_the_fixed_point_map_is_written_once():
+    """No module types F or the centering identities again (issue 8 found 11 copies)."""
+    typed = re.compile(r"""sq2"?\]?\s*-\s*2\s*\*\s*c\b|\bsq"?\]?\s*-\s*c\s*\*\s*c\b""")
+    hits = [
+        f"{p.relative_to(SRC)}:{i}"
+        for p in SRC.rglob("*.py")
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if typed.search(line)
+    ]
+    assert hits == []
+
+
+# --- the root finder on functions with known roots ---------------------------------------------
+
+
+def _poly_h(roots: list[float]):
+    """h(q) = (−1)^n Π(q − r): positive below the first root, like F(q) − q."""
+
+    def h(q: float) -> tuple[float, float]:
+        v, d = float((-1) ** len(roots)), 0.0
+        for r in roots:
+            d = d * (q - r) + v
+            v = v * (q - r)
+        return v, d
+
+    return h
+
+
+@settings(max_examples=200, derandomize=True)
+@given(
+    first=st.floats(0.2, 50),
+    gaps=st.lists(st.floats(1.0001, 3.0), min_size=1, max_size=3),
+)
+@example(first=1.0, gaps=[1.0001])
+@example(first=1.0, gaps=[1.0001, 1.0001])
+def test_scan_finds_every_root_however_close(first, gaps):
+    roots = [first]
+    for g in gaps:
+        roots.append(roots[-1] * g)
+    found, complete = scan(_poly_h(roots), first / 3)
+    assert complete
+    crossings = [(a, b) for a, b, kind in found if a != b]
+    assert len(crossings) == len(roots), (roots, found)
+    for r, (a, b) in zip(roots, crossings, strict=True):
+        assert a <= r <= b
+    assert [k for _, _, k in found] == [(-1) ** (i + 1) for i in range(len(roots))]
+
+
+@settings(max_examples=100, derandomize=True)
+@given(rate=st.floats(0.0, 0.999999), q_star=st.floats(0.1, 10))
+@example(rate=0.988, q_star=1.93)  # issue 8: F' = 0.988 was refused
+@example(rate=0.999999, q_star=1.0)
+def test_polish_converges_for_every_contraction_rate(rate, q_star):
+    """F(q) = q* + rate·(q − q*): h = F − q has slope rate − 1, however flat."""
+    h = lambda q: ((rate - 1) * (q - q_star), rate - 1)  # noqa: E731
+    (a, b, kind), *_ = scan(h, q_star / 5)[0]
+    assert kind == -1
+    assert abs(polish(h, a, b, 1e-14) - q_star) <= 1e-12 * q_star
+
+
+def test_polish_budget_comes_from_the_precision():
+    ctx = mpmath.MPContext()
+    ctx.dps = 200
+    calls = [0]
+
+    def h(q):
+        calls[0] += 1
+        return q * q - 2, 2 * q
+
+    root = polish(h, ctx.mpf(1), ctx.mpf(2), ctx.mpf(10) ** -195)
+    assert abs(root - ctx.sqrt(2)) < ctx.mpf(10) ** -190
+    assert calls[0] <= 2 * math.log2(10**195) + 10
+
+
+# --- the engine on quadratics near their double root ---------------------------------------------
+
+
+def _quadratic_setting(s: Fraction, rho: Fraction) -> tuple[str, Fraction, Fraction, Fraction]:
+    """φ = x + x²/4: Var[φ(√q ξ)] = q + q²/8, so F(q) = q ⇔ (s/8)q² − (1 − s)q + σ_b² = 0.
+    Choosing the roots q₁ and q₂ = ρ q₁: q₁ = (1 − s)/((s/8)(1 + ρ)), σ_b² = (s/8) ρ q₁²."""
+    a = s / 8
+    q1 = (1 - s) / (a * (1 + rho))
+    return "x + x**2/4", q1, rho * q1, a * rho * q1 * q1
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(
+    s=st.integers(5, 80).map(lambda k: Fraction(k, 100)),
+    r=st.integers(10, 500).map(lambda k: Fraction(1000 + k, 1000)),  # τ₂/τ₁ = 1.01 … 1.5
+)
+@example(s=Fraction(666, 1000), r=Fraction(101, 100))
+def test_near_double_roots_report_both(s, r):
+    spec, q1, q2, sb2 = _quadratic_setting(s, r * r)
+    res = deq_coefficients(spec, s, sb2, 1, dps=15)
+    with mpmath.workdps(30):
+        assert_close(res.tau_star.value, mpmath.sqrt(to_mpf(q1)), 14, what="tau_star")
+        (other,) = res.other_fixed_points
+        assert_close(mpmath.mpf(other.text), mpmath.sqrt(to_mpf(q2)), other.digits - 1)
+    assert "repelling" in res.notes[0]
+
+
+def test_issue_8_settings():
+    """The false refusal and the missed root of issue 8, with hand closed forms."""
+    res = deq_coefficients("x**2/4+x", "0.6664", "0.3336", dps=20)
+    s, b = Fraction("0.6664"), Fraction("0.3336")
+    # (s/8) q² − (1 − s) q + σ_b² = 0, smaller root
+    a = s / 8
+    with mpmath.workdps(40):
+        d = mpmath.sqrt(to_mpf((1 - s) ** 2 - 4 * a * b))
+        q1 = (to_mpf(1 - s) - d) / (2 * to_mpf(a))
+        assert_close(res.tau_star.value, mpmath.sqrt(q1), 19)
+    assert res.tau_star.text.startswith("1.3903465344362886")  # the issue: 1.39034653443629
+    quad = deq_coefficients("x**2/4+x", "0.666", dps=20)
+    assert quad.tau_star.text.startswith("1.37704")
+    assert quad.other_fixed_points[0].text.startswith("1.454568")  # the issue: 1.45457
+
+
+def test_no_fixed_point_is_refused_with_the_argument_name():
+    with pytest.raises(ContractionError, match="sigma_a2"):
+        deq_coefficients("x + x**2", "0.5", "0.5", dps=15)
