@@ -125,10 +125,10 @@ def test_cache_rejects_corrupt_and_foreign_entries(
 
     assert cached("t", "k", build, dict) == {"v": 1}
     assert cached("t", "k", build, dict) == {"v": 1}  # served from disk
-    (entry,) = list(tmp_path.glob("t-*.pkl"))
+    (entry,) = list(tmp_path.glob("t-*.json"))
     entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")  # corrupt the payload
     assert cached("t", "k", build, dict) == {"v": 2}  # rebuilt, not trusted
-    entry.write_bytes(b"deqrmt-cache-v1\nforeign-key\n0\n")
+    entry.write_bytes(b'{"format": "deqrmt-cache/2", "key": "foreign", "sha256": "0"}\n{}')
     assert cached("t", "k", build, dict) == {"v": 3}
     assert cached("t", "k", build, list) == {"v": 4}  # an entry of the wrong type is rebuilt
 
@@ -158,6 +158,6 @@ def test_all_five_targets_derive_cold_under_5s_then_from_cache(tmp_path: Path) -
     )
     cold = run()
     assert cold < 5.0  # measured ≈ 1.1 s on the 2-core CI machine
-    assert len(list(tmp_path.glob("derive-*.pkl"))) >= 2  # DEQ and layer derivations stored
+    assert len(list(tmp_path.glob("derive-*.json"))) >= 2  # DEQ and layer derivations stored
     warm = run()
     assert warm < cold

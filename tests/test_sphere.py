@@ -284,11 +284,6 @@ def test_odd_activation_has_no_real_quadratic():
 _FRACTIONS = st.fractions(min_value=Fraction(1, 2), max_value=Fraction(3, 2), max_denominator=4)
 
 
-# deqrmt.symbolic._timeout.bounded arms SIGALRM around SymPy integrate attempts (cold cache,
-# erf-type pieces); when the alarm lands inside Hypothesis's gc callback, Python reports the
-# timeout as an "unraisable" exception (the attempt then simply runs to completion).  Values are
-# unaffected; only that report is silenced here.  Fix belongs in _timeout.py (gc.disable()).
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @settings(max_examples=4, deadline=None)
 @given(
     base=st.sampled_from(["tanh", "erf", "sin"]),

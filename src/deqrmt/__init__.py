@@ -1,14 +1,80 @@
-"""deqrmt: derived high-dimensional equivalents of DEQ conjugate and neural tangent kernels."""
+"""deqrmt: derived high-dimensional equivalents of DEQ conjugate and neural tangent kernels.
+
+The public API (Ling et al., ICML 2024; Feng et al., HLD 2023)::
+
+    import deqrmt
+    c = deqrmt.deq_coefficients("tanh", sigma_a2=0.2)      # τ*, γ*, α*₁..₄, β*₁..₃, κ* (Thm 1–2)
+    c["alpha_2"]                                             # a Verified number
+    deqrmt.coefficient_expression("relu", "alpha_2")         # the SymPy formula for that φ
+
+The functions below load on first use (PEP 562), so ``import deqrmt`` and the CLI start fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._errors import ActivationError as ActivationError
+from ._errors import BudgetExceeded as BudgetExceeded
 from ._errors import CenteringError as CenteringError
 from ._errors import ContractionError as ContractionError
 from ._errors import DeqrmtError as DeqrmtError
 from ._errors import DerivationError as DerivationError
+from ._errors import FileError as FileError
 from ._errors import InvalidArgument as InvalidArgument
+from ._errors import MissingExtra as MissingExtra
 from ._errors import NoConvergence as NoConvergence
 from ._errors import ParseError as ParseError
 from ._errors import PrecisionLoss as PrecisionLoss
 from ._errors import UnknownActivation as UnknownActivation
+from ._errors import UnknownTrainable as UnknownTrainable
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .numeric import DEQCoefficients as DEQCoefficients
+    from .numeric import DEQProblem as DEQProblem
+    from .numeric import ExplicitCoefficients as ExplicitCoefficients
+    from .numeric import Verified as Verified
+    from .numeric import deq_coefficients as deq_coefficients
+    from .numeric import deq_coefficients_sweep as deq_coefficients_sweep
+    from .numeric import design_enn as design_enn
+    from .numeric import explicit_coefficients as explicit_coefficients
+    from .numeric import scan_fixed_points as scan_fixed_points
+    from .numeric import sphere_coefficients as sphere_coefficients
+    from .symbolic import coefficient_expression as coefficient_expression
+    from .symbolic import derive_deq as derive_deq
+    from .symbolic import derive_fixed_point as derive_fixed_point
+    from .symbolic import derive_layer as derive_layer
+    from .symbolic import parse_activation as parse_activation
+
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "DEQCoefficients", "DEQProblem", "ExplicitCoefficients", "Verified", "deq_coefficients",
+            "deq_coefficients_sweep", "design_enn", "explicit_coefficients", "scan_fixed_points",
+            "sphere_coefficients",
+        ),
+        ".numeric",
+    ),
+    **dict.fromkeys(
+        (
+            "coefficient_expression", "derive_deq", "derive_fixed_point", "derive_layer",
+            "parse_activation",
+        ),
+        ".symbolic",
+    ),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'deqrmt' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 __all__ = [
     "ActivationError",
+    "BudgetExceeded",
     "CenteringError",
     "ContractionError",
     "DeqrmtError",
     "DerivationError",
+    "FileError",
     "InvalidArgument",
+    "MissingExtra",
     "NoConvergence",
     "ParseError",
     "PrecisionLoss",
+    "SpecError",
     "UnknownActivation",
+    "UnknownTrainable",
 ]
 
 
@@ -57,3 +62,26 @@ class PrecisionLoss(DeqrmtError):
 
 class DerivationError(DeqrmtError):
     """The symbolic derivation met a term outside the ansatz."""
+
+
+class BudgetExceeded(InvalidArgument):
+    """An input is beyond a stated work limit (size, nesting, kinks, digits); the message names
+    the limit and how to stay within it (docs/limits.md)."""
+
+
+class UnknownTrainable(InvalidArgument):
+    """A trainable set that is empty or names a parameter outside (a, A, B)."""
+
+
+class SpecError(InvalidArgument):
+    """A sweep specification (SPEC.toml) is malformed; the message names the table, key and value."""
+
+
+class FileError(DeqrmtError, OSError):
+    """A named file cannot be read or written, or writing it is refused (it exists and ``force``
+    is off, it is a symbolic link, a directory or a device); nothing was changed."""
+
+
+class MissingExtra(DeqrmtError, ImportError):
+    """A command needs an optional dependency group that is not installed; the message gives the
+    ``pip install`` line."""

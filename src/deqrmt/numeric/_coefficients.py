@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import html
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -119,14 +120,29 @@ def _verified_property(key: str) -> property:
     return property(get)
 
 
-@dataclasses.dataclass(frozen=True)
+#: how each key is written for people (Unicode) and in LaTeX
+SYMBOLS: dict[str, tuple[str, str]] = {
+    "tau_star": ("τ*", r"\tau_*"), "gamma_star": ("γ*", r"\gamma_*"),
+    "alpha_1": ("α*₁", r"\alpha_{*,1}"), "alpha_2": ("α*₂", r"\alpha_{*,2}"),
+    "alpha_3": ("α*₃", r"\alpha_{*,3}"), "alpha_4": ("α*₄", r"\alpha_{*,4}"),
+    "beta_1": ("β*₁", r"\beta_{*,1}"), "beta_2": ("β*₂", r"\beta_{*,2}"),
+    "beta_3": ("β*₃", r"\beta_{*,3}"), "kappa_star": ("κ*", r"\kappa_*"),
+    "center": ("c", "c"),
+}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
 class DEQCoefficients:
     """τ*, γ*, α*₁..₄, β*₁..₃, κ* and the centering constant of one :class:`DEQProblem`.
 
-    Every number is a :class:`Verified` (value, agreed digits, text), reachable as an attribute
+    Every number is a :class:`Verified` (value, digits, text), reachable as an attribute
     (``c.alpha_1``), by key (``c["alpha_1"]``) or in ``values``; ``moments`` holds the
     Gaussian moments of φ_c at τ*.  ``other_fixed_points`` are the other roots of τ² = F(τ²)
     in range (verified τ values), with their kind in ``notes``.
+
+    ``certified``: every digit is proven by Arb ball arithmetic (each value has a ``radius``);
+    otherwise the digits are the ones two evaluations agree on, and ``reason`` says why no
+    proof was attempted or possible.  ``prec_bits``: the ball evaluation's precision.
     """
 
     problem: DEQProblem
@@ -134,6 +150,9 @@ class DEQCoefficients:
     moments: Mapping[str, Verified]
     other_fixed_points: tuple[Verified, ...] = ()
     notes: tuple[str, ...] = ()
+    certified: bool = False
+    prec_bits: int = 0
+    reason: str | None = None
 
     tau_star = _verified_property("tau_star")
     gamma_star = _verified_property("gamma_star")
@@ -199,12 +218,59 @@ class DEQCoefficients:
         out["moments"] = {k: v.text for k, v in self.moments.items()}
         out["digits"] = {k: v.digits for k, v in self.values.items()}
         out["other_fixed_points"] = [v.text for v in self.other_fixed_points]
+        out["certified"] = self.certified
+        if self.certified:
+            out["balls"] = {
+                k: {
+                    "midpoint": mpmath.nstr(v.value, max(v.digits + 10, 20), strip_zeros=False),
+                    "radius": mpmath.nstr(v.radius, 3) if v.radius else "0",
+                }
+                for k, v in {**self.values, **self.moments}.items()
+            }
+            out["prec_bits"] = self.prec_bits
+        elif self.reason:
+            out["reason"] = self.reason
         out["notes"] = list(self.notes)
         return out
 
     def to_json(self) -> str:
         """:meth:`to_dict` as indented JSON text."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def _setting(self) -> str:
+        p = self.problem
+        return (
+            f"{p.activation.name}: σ_a² = {p.sigma_a2}, σ_b² = {p.sigma_b2}, τ0 = {p.tau0}, "
+            f"NTK over ({', '.join(p.trainable)}), "
+            + ("φ centered at τ*" if p.center else "φ as given (E[φ(τ*ξ)] = 0)")
+        )
+
+    def __repr__(self) -> str:
+        rows = [f"DEQCoefficients({self._setting()}; {self.dps} digits)"]
+        rows += [f"  {k:<11} {self.values[k].text}" for k in DEQ_KEYS if k in self.values]
+        rows += [f"  note: {n}" for n in self.notes]
+        return "\n".join(rows)
+
+    def _repr_html_(self) -> str:
+        cells = "".join(
+            f"<tr><td>{html.escape(SYMBOLS[k][0])}</td><td><code>{k}</code></td>"
+            f"<td style='text-align:left'><code>{self.values[k].text}</code></td>"
+            f"<td>{self.values[k].digits}</td></tr>"
+            for k in DEQ_KEYS
+            if k in self.values
+        )
+        notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
+        return (
+            f"<p><b>DEQ coefficients</b> — {html.escape(self._setting())}</p>"
+            "<table><tr><th>symbol</th><th>key</th><th>verified value</th><th>digits</th></tr>"
+            f"{cells}</table>{notes}"
+        )
+
+    def _repr_latex_(self) -> str:
+        rows = " \\\\\n".join(
+            f"{SYMBOLS[k][1]} &= {self.values[k].text}" for k in DEQ_KEYS if k in self.values
+        )
+        return f"$$\\begin{{aligned}}\n{rows}\n\\end{{aligned}}$$"
 
 
 def _ctx(dps: int) -> Any:
@@ -288,8 +354,9 @@ def deq_coefficients(
     *,
     center: bool = True,
     trainable: str | Sequence[str] = ("a", "A"),
+    certify: bool = True,
 ) -> DEQCoefficients:
-    r"""Coefficients of the DEQ z = φ(σ_a A z + σ_b B x)/√m, to ``dps`` verified digits.
+    r"""Coefficients of the DEQ z = φ(σ_a A z + σ_b B x)/√m, every printed digit proven.
 
     Args:
       activation: library name, ``name(params)``, an expression in ``x``, or a ready
@@ -300,6 +367,9 @@ def deq_coefficients(
       center: center φ at its own fixed point (default); False checks E[φ(τ*ξ)] = 0 instead.
       trainable: the parameters of f(x) = aᵀz* the NTK (β*, κ*) is taken over; the default
         (a, A) is the paper's K* = G*/(1 − Ġ*).  Any non-empty subset of (a, A, B).
+      certify: prove every digit by Arb ball arithmetic (default: it is also faster); an
+        activation outside the enclosure rules falls back to digits verified by two
+        evaluations (``certified=False`` with the ``reason``).  False: the two evaluations only.
 
     Raises:
       ContractionError: σ_a² outside the region of a unique attracting fixed point.
@@ -316,11 +386,16 @@ def deq_coefficients(
             activation, sigma_a2, sigma_b2, tau0, dps, center=center, trainable=trainable
         )
     )
+    if certify:
+        from ._certify import certified  # Arb is loaded only when a proof is asked for
+
+        return certified(problem)
     return _deq_coefficients(problem)
 
 
 @functools.lru_cache(maxsize=32)
 def _deq_coefficients(problem: DEQProblem) -> DEQCoefficients:
+    """The verified path: two evaluations (dps+5, dps+20 with a finer rule), agreeing digits."""
     dps = problem.dps
     work, mom_w = _deq_run(problem, dps + _GUARD_WORK, 0)
     check, mom_c = _deq_run(problem, dps + _GUARD_CHECK, 1)

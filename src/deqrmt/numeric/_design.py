@@ -12,11 +12,21 @@ Depth rule: a one-layer ENN always has α̃_{1,2} = α̃_{1,3}/2, so one layer s
 
 The equations are solved by multi-start Levenberg–Marquardt in a private mpmath context; every
 distinct real solution found is polished at higher precision and reported with its residual.
+
+Symmetries: the matched values depend on each layer's activation only through Gaussian moments,
+so a reparametrisation θ ↦ Tθ with φ(x; Tθ) = ±φ(±x; θ) leaves every matched value unchanged
+(the input w ~ N(0, τ) is symmetric and the next layer's Gaussian weights absorb a sign).  Such
+T are found numerically among the signed permutations of one layer's parameters (tested at the
+solution and at a random point); solutions related by them are one orbit, reported once by its
+canonical member (the lexicographically largest: positive leading parameters).  A positively
+homogeneous family (leaky ReLU) also has a continuous symmetry, (θ_l, θ_{l+1}) ↦ (λθ_l, θ_{l+1}/λ),
+λ > 0; it is removed by scaling every layer but the last to max_j |θ_{l,j}| = 1.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import random
 from collections.abc import Callable, Sequence
@@ -44,14 +54,24 @@ class DesignSolution:
     params: tuple[dict[str, str], ...]
     values: tuple[tuple[Any, ...], ...]
     residual: Any
+    #: how many symmetric copies of this solution the multi-start found (itself included)
+    copies_found: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"params": [dict(p) for p in self.params], "residual": mpmath.nstr(self.residual, 5)}
+        return {
+            "params": [dict(p) for p in self.params],
+            "residual": mpmath.nstr(self.residual, 5),
+            "copies_found": self.copies_found,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
 class Design:
-    """The matching problem and every distinct solution found."""
+    """The matching problem and one solution per symmetry orbit found.
+
+    ``symmetries`` names the reparametrisations that leave every matched value unchanged
+    (e.g. ``"a → -a (φ → -φ)"``); each reported solution is the canonical member of its orbit.
+    """
 
     deq: DEQCoefficients
     family: Family
@@ -61,6 +81,7 @@ class Design:
     depth_rule: dict[str, Any]
     solutions: tuple[DesignSolution, ...]
     input_layer_trainable: bool
+    symmetries: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = self.deq.to_dict()
@@ -82,6 +103,7 @@ class Design:
             "equations": list(self.equations),
             "depth_rule": self.depth_rule,
             "layers": self.layers,
+            "symmetries": list(self.symmetries),
             "solutions": [s.to_dict() for s in self.solutions],
         }
 
@@ -232,6 +254,8 @@ def _multistart(
     starts: int,
     tol: Any,
     dps: int,
+    progress: Callable[[str], None] | None = None,
+    label: str = "search",
 ) -> list[tuple[list[Any], Any]]:
     """Every distinct solution (full parameter vector, residual norm) from ``starts`` starts."""
 
@@ -239,7 +263,9 @@ def _multistart(
         return residual(_expand(free, fixed, n))
 
     found: list[tuple[list[Any], Any]] = []
-    for _ in range(starts):
+    for i in range(starts):
+        if progress is not None:
+            progress(f"{label}: multi-start {i + 1}/{starts} ({len(found)} solution(s) so far)")
         x0 = [ctx.mpf(t) for l in range(layers) for t in sample()]
         free0 = [x for j, x in enumerate(x0) if j not in fixed]
         try:
@@ -283,6 +309,174 @@ def _nullity(
     return k, sorted(chosen)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Transform:
+    """θ ↦ Tθ on one layer's parameters: ``(Tθ)_j = signs[j] * θ[perm[j]]``."""
+
+    perm: tuple[int, ...]
+    signs: tuple[int, ...]
+
+    def apply(self, theta: Sequence[Any]) -> list[Any]:
+        return [s * theta[p] for p, s in zip(self.perm, self.signs, strict=True)]
+
+    @property
+    def is_identity(self) -> bool:
+        return self.perm == tuple(range(len(self.perm))) and all(s == 1 for s in self.signs)
+
+    def describe(self, params: Sequence[sp.Symbol]) -> str:
+        new = [
+            f"{'-' if s < 0 else ''}{params[p]}" for p, s in zip(self.perm, self.signs, strict=True)
+        ]
+        if len(params) == 1:
+            return f"{params[0]} → {new[0]}"
+        moved = [j for j in range(len(params)) if new[j] != str(params[j])]
+        if all(self.perm[j] == j for j in moved):  # sign flips only: name just the flipped ones
+            return ", ".join(f"{params[j]} → {new[j]}" for j in moved)
+        return f"({', '.join(map(str, params))}) → ({', '.join(new)})"
+
+
+def _candidate_transforms(npar: int) -> list[_Transform]:
+    """Signed permutations (npar ≤ 3) or sign flips (npar ≤ 6) of one layer's parameters."""
+    perms = list(itertools.permutations(range(npar))) if npar <= 3 else [tuple(range(npar))]
+    if npar > 6:
+        return []
+    out = []
+    for perm in perms:
+        for signs in itertools.product((1, -1), repeat=npar):
+            t = _Transform(tuple(perm), tuple(signs))
+            if not t.is_identity:
+                out.append(t)
+    return out
+
+
+def _phi(fam: Family, theta: Sequence[sp.Expr], x: sp.Expr) -> sp.Expr:
+    sub = dict(zip(fam.params, theta, strict=True))
+    for piece in fam.pieces:
+        if piece.hi == sp.oo or bool(x < piece.hi.subs(sub)):
+            return piece.expr.subs(sub).subs(X, x)
+    raise AssertionError("unreachable: the last piece extends to +oo")  # pragma: no cover
+
+
+def _meaning(fam: Family, t: _Transform, theta: Sequence[sp.Expr]) -> str:
+    """What T does to the activation: φ(x; Tθ) = ±φ(±x; θ), checked at a few x."""
+    xs = [sp.Rational(k, 7) for k in (-17, -9, -3, 2, 5, 13)]
+    tt = t.apply(list(theta))
+    forms = (
+        (1, 1, "the same activation"),
+        (-1, 1, "φ → -φ"),
+        (1, -1, "mirror x → -x"),
+        (-1, -1, "φ(x) → -φ(-x)"),
+    )
+    for so, si, name in forms:
+        if all(abs(float(_phi(fam, tt, x) - so * _phi(fam, theta, si * x))) < 1e-12 for x in xs):
+            return name
+    return "same Gaussian moments"
+
+
+def _symmetries(
+    ctx: Any,
+    fam: Family,
+    values: Callable[[Any, Sequence[Any]], list[Any]],
+    x: list[Any],
+    probe: list[Any] | None,
+    layers: int,
+    tol: Any,
+) -> tuple[list[_Transform], bool]:
+    """The per-layer transforms (and whether a layer rescaling) leaving the matched values fixed.
+
+    A transform is accepted when, applied to any one layer, it leaves every matched value
+    unchanged at the solution ``x`` and, applied to the first layer, at a random ``probe``
+    (so a coincidence at one point is not taken for a symmetry of the equations).
+    """
+    npar = len(fam.params)
+
+    def ok(theta: Sequence[Any]) -> bool:
+        sub = dict(zip(fam.params, theta, strict=True))
+        return all(cn.subs(sub) > 0 for cn in fam.constraints)
+
+    def same(y: list[Any], base: list[Any]) -> bool:
+        try:
+            vals = values(ctx, y)
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            return False
+        return all(abs(a - b) <= tol * max(1, abs(b)) for a, b in zip(vals, base, strict=True))
+
+    base = values(ctx, x)
+    probe_base = None
+    if probe is not None:
+        try:
+            probe_base = values(ctx, probe)
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            probe_base = None
+    accepted = []
+    for t in _candidate_transforms(npar):
+        good = True
+        for l in range(layers):
+            theta = t.apply(x[l * npar : (l + 1) * npar])
+            if not ok(theta) or not same(x[: l * npar] + theta + x[(l + 1) * npar :], base):
+                good = False
+                break
+        if good and probe is not None and probe_base is not None:
+            theta = t.apply(probe[:npar])
+            good = not ok(theta) or same(theta + probe[npar:], probe_base)
+        if good:
+            accepted.append(t)
+    rescale = layers >= 2
+    lam = ctx.mpf(3) / 2
+    for l in range(layers - 1):
+        y = list(x)
+        for j in range(npar):
+            y[l * npar + j] *= lam
+            y[(l + 1) * npar + j] /= lam
+        if not (
+            ok(y[l * npar : (l + 1) * npar])
+            and ok(y[(l + 1) * npar : (l + 2) * npar])
+            and same(y, base)
+        ):
+            rescale = False
+            break
+    return accepted, rescale
+
+
+def _normalise(ctx: Any, y: list[Any], npar: int, layers: int) -> list[Any]:
+    """Scale every layer but the last to max_j |θ_{l,j}| = 1 (the next layer absorbs it)."""
+    y = list(y)
+    for l in range(layers - 1):
+        m = max(abs(v) for v in y[l * npar : (l + 1) * npar])
+        if m == 0:
+            continue
+        for j in range(npar):
+            y[l * npar + j] /= m
+            y[(l + 1) * npar + j] *= m
+    return y
+
+
+def _canonical(
+    pair: tuple[list[Any], list[Any]],
+    group: Sequence[Sequence[_Transform | None]],
+    npar: int,
+    layers: int,
+    rescale: bool,
+    ctx_lo: Any,
+    ctx_hi: Any,
+) -> tuple[list[Any], list[Any]]:
+    """The orbit member with the lexicographically largest parameters (positive leading ones)."""
+    best: tuple[list[float], list[Any], list[Any]] | None = None
+    for g in group:
+        ys = []
+        for c, x in zip((ctx_lo, ctx_hi), pair, strict=True):
+            y: list[Any] = []
+            for l, t in enumerate(g):
+                theta = x[l * npar : (l + 1) * npar]
+                y += list(theta) if t is None else t.apply(theta)
+            ys.append(_normalise(c, y, npar, layers) if rescale else y)
+        key = [round(float(v), 9) for v in ys[1]]
+        if best is None or key > best[0]:
+            best = (key, ys[0], ys[1])
+    assert best is not None
+    return best[1], best[2]
+
+
 #: multi-start count: each start is a Levenberg–Marquardt solve at dps+10 (docs/limits.md)
 MAX_STARTS = 200
 
@@ -300,6 +494,7 @@ def design_enn(
     trainable: Sequence[str] = ("a", "A"),
     starts: int = 24,
     seed: int = 0,
+    progress: Callable[[str], None] | None = None,
 ) -> Design:
     """Solve the matching equations for an ``layers``-layer ENN from ``family``.
 
@@ -308,6 +503,17 @@ def design_enn(
     ``layers=None`` applies the depth rule (1 if α*₂ = α*₃/2, else 2) for CK matching, 1 for NTK
     matching when β*₂ = β*₃/2… (else 2).  Raises :class:`InvalidArgument` when the family cannot
     match (too few parameters, or no real solution found).
+
+    Solutions related by a symmetry of the matching equations (a sign flip or mirror of one
+    layer's parameters, a layer rescaling of a homogeneous family) are reported once, by the
+    canonical member of their orbit; ``Design.symmetries`` names the symmetries found and
+    ``depth_rule["normalization"]`` says which parameters were fixed, to what, and why.
+    ``progress``, if given, is called with a short line before each multi-start.
+
+    Example:
+      >>> d = design_enn("tanh", "hard_tanh", dps=15, starts=2)  # doctest: +SKIP
+      >>> d.symmetries, len(d.solutions)  # doctest: +SKIP
+      (('a → -a (φ → -φ)',), 1)
     """
     if kernel not in ("ck", "ntk"):
         raise InvalidArgument(f"kernel={kernel!r}: choose 'ck' or 'ntk'.")
@@ -435,8 +641,9 @@ def design_enn(
     tol = ctx.mpf(10) ** (-(dps + 5))
     fixed: dict[int, Any] = {}
     found = _multistart(
-        ctx, residual_in(ctx), layers * npar, fixed, sample, layers, min(starts, 4), tol, dps
-    )
+        ctx, residual_in(ctx), layers * npar, fixed, sample, layers, min(starts, 4), tol, dps,
+        progress, "probe",
+    )  # fmt: skip
     # A family with a scaling symmetry (leaky ReLU is positively homogeneous: scaling one layer
     # up and the next down changes nothing) has a continuum of solutions; fix the degenerate
     # directions by normalising leading parameters to 1 and solve again for isolated solutions.
@@ -455,14 +662,16 @@ def design_enn(
                 for j in fix_idx
             }
             found = _multistart(
-                ctx, residual_in(ctx), layers * npar, fixed, sample, layers, starts, tol, dps
-            )
+                ctx, residual_in(ctx), layers * npar, fixed, sample, layers, starts, tol, dps,
+                progress, f"search with {len(fixed)} parameter(s) fixed",
+            )  # fmt: skip
             if found:
                 break
     elif starts > 4:
         found = _multistart(
-            ctx, residual_in(ctx), layers * npar, fixed, sample, layers, starts, tol, dps
-        )
+            ctx, residual_in(ctx), layers * npar, fixed, sample, layers, starts, tol, dps,
+            progress, "search",
+        )  # fmt: skip
     if not found:
         raise InvalidArgument(
             f"no real solution found for {fam.name} × {layers} layer(s) matching the {kernel.upper()} "
@@ -472,38 +681,138 @@ def design_enn(
     hi = mpmath.MPContext()
     hi.dps = dps + 25
     r_hi = residual_in(hi)
-    solutions = []
     n_all = layers * npar
     fixed_hi = {j: hi.mpf(v) for j, v in fixed.items()}
 
     def r_hi_free(free: list[Any]) -> list[Any]:
         return r_hi(_expand(free, fixed_hi, n_all))
 
+    polished = []
     for x, _ in sorted(found, key=lambda s: [float(t) for t in s[0]]):
         free0 = [hi.mpf(t) for j, t in enumerate(x) if j not in fixed]
         free_h, nh = _solve_lm(hi, r_hi_free, free0, hi.mpf(10) ** (-(dps + 22)))
-        xh = _expand(free_h, fixed_hi, n_all)
+        polished.append((x, _expand(free_h, fixed_hi, n_all), nh))
+
+    # Symmetries of the matching equations, tested at the first solution (and a random point).
+    if progress is not None:
+        progress("testing sign, mirror and rescaling symmetries")
+    try:
+        probe = [ctx.mpf(t) for l in range(layers) for t in sample()]
+    except NoConvergence:
+        probe = None
+    transforms, rescale = _symmetries(
+        ctx, fam, enn_values, polished[0][0], probe, layers, ctx.mpf(10) ** (-dps)
+    )
+    rescale = rescale and nullity == layers - 1
+    group: list[tuple[_Transform | None, ...]] = list(
+        itertools.product([None, *transforms], repeat=layers)
+    )[:4096]
+    params_syms = fam.params
+    rng_q = random.Random(seed + 1)
+    theta_q = []
+    for _ in range(100):
+        theta_q = [
+            sp.Rational(rng_q.randint(7, 29), 11) * rng_q.choice((1, -1)) for _ in params_syms
+        ]
+        sub = dict(zip(params_syms, theta_q, strict=True))
+        if all(cn.subs(sub) > 0 for cn in fam.constraints):
+            break
+    symmetries = []
+    for t in transforms:
+        meaning = _meaning(fam, t, theta_q)
+        per_layer = " in each layer" if layers > 1 else ""
+        symmetries.append(f"{t.describe(params_syms)} ({meaning}){per_layer}")
+    if rescale:
+        symmetries.append(
+            "(θ_l, θ_{l+1}) → (λ·θ_l, θ_{l+1}/λ), λ > 0 (layer rescaling: the family is "
+            "positively homogeneous)"
+        )
+
+    # One representative per orbit: canonicalise, then drop repeats.
+    reps: list[tuple[list[Any], list[Any], Any, int]] = []
+    for x, xh, nh in polished:
+        y, yh = _canonical((x, xh), group, npar, layers, rescale, ctx, hi)
+        for k, (_, zh, zn, count) in enumerate(reps):
+            if hi.norm([a - b for a, b in zip(yh, zh, strict=True)]) <= hi.mpf("1e-8") * hi.norm(
+                zh
+            ):
+                reps[k] = (reps[k][0], zh, max(zn, nh), count + 1)
+                break
+        else:
+            reps.append((y, yh, nh, 1))
+
+    solutions = []
+    reps_sorted = sorted(reps, key=lambda r: [-float(t) for t in r[1]])
+    for y, yh, nh, count in reps_sorted:
         params = []
         for l in range(layers):
             layer = {}
             for j, p in enumerate(fam.params):
-                a, b = x[l * npar + j], xh[l * npar + j]
+                idx = l * npar + j
+                a, b = y[idx], yh[idx]
+                if idx in fixed and not rescale:
+                    layer[str(p)] = mpmath.nstr(b, 3)
+                    continue
                 n = dps
                 while n > 1 and mpmath.nstr(a, n, strip_zeros=False) != mpmath.nstr(
                     b, n, strip_zeros=False
                 ):
                     n -= 1
-                idx = l * npar + j
-                layer[str(p)] = mpmath.nstr(fixed[idx], 3) if idx in fixed else hi.nstr(b, n)
+                layer[str(p)] = hi.nstr(b, n)
             params.append(layer)
-        values = tuple(tuple(xh[l * npar : (l + 1) * npar]) for l in range(layers))
-        solutions.append(DesignSolution(tuple(params), values, nh))
+        values = tuple(tuple(yh[l * npar : (l + 1) * npar]) for l in range(layers))
+        solutions.append(DesignSolution(tuple(params), values, nh, count))
     if fixed:
         rule = dict(
             rule,
-            normalization=[
-                f"{fam.params[j % npar]}_{j // npar + 1} = {mpmath.nstr(fixed[j], 3)}"
-                for j in sorted(fixed)
-            ],
+            normalization=_normalization_text(
+                fam, fixed, npar, layers, rescale, nullity, reps_sorted[0][1], bool(transforms)
+            ),
         )
-    return Design(deq, fam, layers, kernel, equations, rule, tuple(solutions), input_trainable)
+    return Design(
+        deq, fam, layers, kernel, equations, rule, tuple(solutions), input_trainable,
+        tuple(symmetries),
+    )  # fmt: skip
+
+
+def _normalization_text(
+    fam: Family,
+    fixed: dict[int, Any],
+    npar: int,
+    layers: int,
+    rescale: bool,
+    nullity: int,
+    shown: Sequence[Any],
+    symmetric: bool,
+) -> list[str]:
+    """Why parameters are fixed, and to what, in words (one sentence per reason)."""
+    if rescale:
+        hidden = ", ".join(
+            f"max(|{'|, |'.join(f'{p}_{l + 1}' for p in fam.params)}|) = 1"
+            for l in range(layers - 1)
+        )
+        return [
+            f"{hidden}: the family is positively homogeneous, so scaling one layer's parameters by "
+            "any λ > 0 and the next layer's by 1/λ leaves every matched value unchanged (a "
+            "continuous scaling symmetry, whence a continuum of solutions); every layer but the "
+            "last is scaled so that its largest parameter in absolute value is 1."
+        ]
+    # the values as reported (a sign symmetry may have flipped the solver's fixed values)
+    names = ", ".join(
+        f"{'|' if symmetric else ''}{fam.params[j % npar]}_{j // npar + 1}{'|' if symmetric else ''}"
+        f" = {mpmath.nstr(abs(shown[j]) if symmetric else shown[j], 3)}"
+        for j in sorted(fixed)
+    )
+    unit = all(abs(v) == 1 for v in fixed.values())
+    how = (
+        "fixed to ±1 (the sign of the first solution found)"
+        if unit
+        else "fixed to the first solution's values rounded to 2 digits (a point next to the "
+        "solution set; ±1 admitted no solution)"
+    )
+    return [
+        f"{names}: the matching equations leave {nullity} direction(s) free at the solutions "
+        f"(their Jacobian has rank {npar * layers - nullity} for {npar * layers} parameters), so "
+        f"the solutions form a {nullity}-dimensional continuum; these parameters are {how} to "
+        "report isolated representatives."
+    ]

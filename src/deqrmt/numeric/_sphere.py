@@ -46,10 +46,12 @@ from ..symbolic._sphere import (
     derive_quadratic,
     derive_sphere,
 )
+from ._fixed_point import solve_tau
 from ._moments import evaluator_for
 from ._printer import compile_function
+from ._problem import DEQProblem, exact_number
 from ._quadrature import gauss_legendre
-from ._verify import Verified, to_rational, verify
+from ._verify import Verified, verify
 
 __all__ = [
     "SPHERE_KEYS",
@@ -347,7 +349,7 @@ def dual_series(
     if hasattr(s, "_mpf_"):  # an mpf of any context: exact
         s_val = ctx.convert(s)
     else:
-        q = to_rational(s, "s")  # exact decimal/fraction; a Python float is refused
+        q = exact_number(s, "s")  # exact: a float is its shortest repr
         s_val = ctx.mpf(int(q.p)) / int(q.q)
     if not s_val > 0:
         raise InvalidArgument(f"s must be > 0, got s={s!r}.")
@@ -477,68 +479,20 @@ def _quadratic_functions() -> tuple[
     return tuple(s.signs for s in q.ck), ck, ntk
 
 
-def _float_variance(act: Activation, sa2: float, sb2: float) -> float:
-    """A float64 start for s = g(1): the DEQ's iteration q ← σ_a² E[φ(√q ξ)²] + σ_b² from z = 0.
-
-    Newton steps where the map contracts locally (F' < 1), Picard steps elsewhere, each halved
-    until the residual F(q) − q shrinks: from q = σ_b² this climbs to the attracting root.
-    """
-    ev = evaluator_for(act)
-    fp = mpmath.fp
-
-    def fmap(q: float) -> tuple[float, float]:
-        m = ev(fp, math.sqrt(q), ("sq", "sq2"))
-        return sa2 * float(m["sq"].value) + sb2, sa2 * float(m["sq2"].value) / 2
-
-    q = sb2
-    f, fprime = fmap(q)
-    for _ in range(200):
-        h = f - q
-        if abs(h) <= 1e-14 * q:
-            return q
-        step = h / (1 - fprime) if fprime < 1 else h
-        for _ in range(40):
-            q_new = q + step
-            if q_new > 0 and math.isfinite(q_new):
-                try:
-                    f_new, fprime_new = fmap(q_new)
-                except (OverflowError, ArithmeticError, ValueError):
-                    f_new = math.nan
-                if math.isfinite(f_new) and abs(f_new - q_new) < abs(h):
-                    break
-            step /= 2
-        else:
-            break
-        q, f, fprime = q_new, f_new, fprime_new
-    raise ContractionError(
-        f"the diagonal map s ← σ_a² E[φ(√s ξ)²] + σ_b² (σ_a² = {sa2:g}, σ_b² = {sb2:g}) has no "
-        "attracting fixed point reachable from z = 0: reduce --sigma-a2 (the map must contract, "
-        "σ_a² E[(φ²)''(√s ξ)]/2 < 1)."
-    )
+def _sphere_problem(act: Activation, sa2: sp.Rational, sb2: sp.Rational) -> DEQProblem:
+    """The sphere's diagonal map s ← σ_a² E[φ(√s ξ)²] + σ_b² is the DEQ's variance map with
+    τ0 = 1 (‖x‖ = 1) and no centering: one problem record, one solver."""
+    return DEQProblem(act, sa2, sb2, sp.S.One, 30, center=False)
 
 
 def _variance(
-    act: Activation, a2: Any, b2: Any, ctx: Any, refine: int, q_start: Any
+    act: Activation, a2: Any, b2: Any, ctx: Any, refine: int, problem: DEQProblem
 ) -> tuple[Any, Any, Any]:
-    """s = σ_a² E[φ(√s ξ)²] + σ_b² by Newton; returns (s, F'(s), E[φ'(√s ξ)²])."""
-    ev = evaluator_for(act)
-    q = ctx.mpf(q_start)
-    small = ctx.sqrt(ctx.mpf(10) ** (-(ctx.dps - 2))) / 100
-    for _ in range(40):
-        m = ev(ctx, ctx.sqrt(q), ("sq", "sq2"), refine)
-        f = a2 * m["sq"].value + b2
-        fprime = a2 * m["sq2"].value / 2
-        dq = (f - q) / (1 - fprime)
-        q += dq
-        # Newton squares the error: a step below √tol leaves a converged iterate behind it.
-        if abs(dq) <= small * q:
-            break
-    else:
-        raise NoConvergence(
-            f"Newton on s = g(1) did not converge at {ctx.dps} digits; lower --dps."
-        )
-    m = ev(ctx, ctx.sqrt(q), ("sq2", "dsq"), refine)
-    return q, a2 * m["sq2"].value / 2, m["dsq"].value
+    """s = σ_a² E[φ(√s ξ)²] + σ_b² by the one τ* solver; returns (s, F'(s), E[φ'(√s ξ)²])."""
+    del a2, b2  # in the problem
+    fp = solve_tau(problem, ctx, refine)
+    m = evaluator_for(act)(ctx, fp.tau, ("dsq",), refine)
+    return fp.q, fp.slope, m["dsq"].value
 
 
 def _origin(
@@ -589,12 +543,12 @@ def _sphere_run(
     d: int,
     digits: int,
     refine: int,
-    q_start: Any,
+    q_start: Any,  # unused: the one solver brackets its own start
 ) -> tuple[dict[str, Any], list[tuple[Any, ...] | None], list[tuple[Any, ...] | None], int]:
     ctx = mpmath.MPContext()
     ctx.dps = digits
     a2, b2 = (ctx.mpf(int(v.p)) / int(v.q) for v in (sa2, sb2))
-    s, fprime, m_dsq = _variance(act, a2, b2, ctx, refine, q_start)
+    s, fprime, m_dsq = _variance(act, a2, b2, ctx, refine, _sphere_problem(act, sa2, sb2))
     if fprime >= 1:
         raise ContractionError(
             f"σ_a² E[(φ²)''(√s ξ)]/2 = {ctx.nstr(fprime, 8)} ≥ 1 at s = g(1) = {ctx.nstr(s, 8)}: "
@@ -647,16 +601,14 @@ def sphere_variance(
     sa2, sb2 = _sigmas(sigma_a2, sigma_b2)
     ctx = mpmath.MPContext()
     ctx.dps = dps + 10
-    q_fp = _float_variance(act, float(sa2), float(sb2))
-    a2, b2 = (ctx.mpf(int(v.p)) / int(v.q) for v in (sa2, sb2))
-    return _variance(act, a2, b2, ctx, 0, q_fp)[0]
+    return solve_tau(_sphere_problem(act, sa2, sb2), ctx).q
 
 
 def _sigmas(sigma_a2: Any, sigma_b2: Any) -> tuple[sp.Rational, sp.Rational]:
-    sa2 = to_rational(sigma_a2, "sigma_a2")
+    sa2 = exact_number(sigma_a2, "sigma_a2")
     if sa2 <= 0:
         raise InvalidArgument(f"sigma_a2 must be > 0, got {sa2}.")
-    sb2 = 1 - sa2 if sigma_b2 is None else to_rational(sigma_b2, "sigma_b2")
+    sb2 = 1 - sa2 if sigma_b2 is None else exact_number(sigma_b2, "sigma_b2")
     if sb2 <= 0:
         raise InvalidArgument(
             f"sigma_b2 must be > 0 (got {sb2}); with the default σ_b² = 1 − σ_a² (HLD 2023, "
@@ -699,8 +651,7 @@ def sphere_coefficients(
         raise InvalidArgument(f"d must be a positive integer (the data dimension), got d={d!r}.")
     if isinstance(dps, bool) or not isinstance(dps, int) or not 5 <= dps <= 200:
         raise InvalidArgument(f"dps must be an integer in [5, 200], got dps={dps!r}.")
-    q_fp = _float_variance(act, float(sa2), float(sb2))
-    work, wck, wntk, terms = _sphere_run(act, sa2, sb2, d, dps + _GUARD_WORK, 0, q_fp)
+    work, wck, wntk, terms = _sphere_run(act, sa2, sb2, d, dps + _GUARD_WORK, 0, None)
     check, cck, cntk, terms_c = _sphere_run(act, sa2, sb2, d, dps + _GUARD_CHECK, 1, work["g_at_1"])
     keys = (*SPHERE_KEYS, *NTK_EXTRA_KEYS)
     values = {k: verify(k, work[k], check[k], dps) for k in keys}

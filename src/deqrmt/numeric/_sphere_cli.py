@@ -1,78 +1,8 @@
-"""``deqrmt sphere ACT``: HLD 2023's sphere-setting coefficients from the command line.
-
-Imports nothing heavy at module load (no torch ever); :func:`run_sphere` imports the numeric
-engine when the command runs.
-"""
+"""Where ``deqrmt sphere`` used to live; it is :mod:`deqrmt.cli.sphere` now (kept for imports)."""
 
 from __future__ import annotations
 
-import argparse
-
-from .._text import table
+from ..cli.sphere import configure_sphere_parser as configure_sphere_parser
+from ..cli.sphere import run_sphere as run_sphere
 
 __all__ = ["configure_sphere_parser", "run_sphere"]
-
-_SYMBOLS = {
-    "g0": "g(0)",
-    "g_at_1": "g(1)",
-    "g_prime_0": "g'(0)",
-    "g_second_0": "g''(0)",
-    "alpha": "α   (Thm 1)",
-    "beta": "β   (Thm 1)",
-    "mu": "μ   (Thm 1)",
-    "ntk_alpha": "α̇   (Thm 3)",
-    "ntk_beta": "β̇   (Thm 3)",
-    "ntk_mu": "μ̇   (Thm 3)",
-    "k0": "k(0)",
-    "k_at_1": "k(1)",
-    "k_prime_0": "k'(0)",
-    "k_second_0": "k''(0)",
-}
-
-
-def configure_sphere_parser(p: argparse.ArgumentParser) -> None:
-    """Add the ``sphere`` command's arguments to ``p``."""
-    p.add_argument(
-        "activation",
-        metavar="ACT",
-        help="library name (relu, tanh, …), name(params) or an expression in x, e.g. 'sqrt(2)*max(x, 0)'",
-    )
-    p.add_argument("--sigma-a2", default="0.2", help="σ_a² (default 0.2)")
-    p.add_argument(
-        "--sigma-b2", default=None, help="σ_b² (default 1 − σ_a², the paper's Assumption 1)"
-    )
-    p.add_argument("--d", type=int, default=1200, help="data dimension d (default 1200)")
-    p.add_argument("--dps", type=int, default=30, help="significant digits to report (default 30)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def run_sphere(args: argparse.Namespace) -> int:
-    """Run ``deqrmt sphere``; deqrmt errors propagate (the CLI prints them, exit code 2)."""
-    from ._sphere import NTK_EXTRA_KEYS, SPHERE_KEYS, sphere_coefficients
-
-    res = sphere_coefficients(args.activation, args.sigma_a2, args.sigma_b2, args.d, args.dps)
-    if args.json:
-        print(res.to_json())
-        return 0
-    title = (
-        f"HLD 2023 sphere setting, {res.activation.name}: φ(x) = {res.activation.expr}, "
-        f"σ_a² = {res.sigma_a2}, σ_b² = {res.sigma_b2}, d = {res.d} ({res.dps} digits requested)"
-    )
-    keys = (*SPHERE_KEYS, *NTK_EXTRA_KEYS)
-    print(table([(k, _SYMBOLS[k], res.values[k].text) for k in keys], title))
-    for name, sols in (("quadratic_ck", res.quadratic_ck), ("quadratic_ntk", res.quadratic_ntk)):
-        print()
-        if not sols:
-            print(f"{name}: none real (see notes)")
-            continue
-        first = sols[0]
-        print(f"{name} (Corollary 1, signs of a2, a1, a0 + a2: {first.signs})")
-        print(f"  a2 = {first.a2.text}\n  a1 = {first.a1.text}\n  a0 = {first.a0.text}")
-        others = ", ".join(q.signs for q in sols[1:])
-        print(f"  other_signs: {others} (--json lists their values)")
-    short = [k for k in keys if res.values[k].digits < res.dps]
-    if short:
-        print(f"\nnote: only the digits both evaluations agree on are shown for {', '.join(short)}")
-    for note in res.notes:
-        print(f"note: {note}")
-    return 0

@@ -8,27 +8,50 @@ quadrature errors and cancellation all show up as disagreement.
 from __future__ import annotations
 
 import dataclasses
-from fractions import Fraction
 from typing import Any
 
 import mpmath
-import sympy as sp
 
-from .._errors import InvalidArgument, PrecisionLoss
+from .._errors import PrecisionLoss
 
-__all__ = ["Verified", "verify", "to_rational", "MIN_DIGITS"]
+__all__ = ["Verified", "verify", "MIN_DIGITS"]
 
 #: Fewer agreeing digits than this (or than the request, if smaller) is an error, not a result.
 MIN_DIGITS = 10
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class Verified:
-    """A number and the significant digits of it that two evaluations agree on."""
+    """A number and the significant digits of it that two evaluations agree on.
 
-    value: Any  # mpf from the more precise evaluation
+    ``text`` holds exactly the verified digits (trailing zeros kept: 30 digits asked, 30 shown);
+    ``value`` is the more precise evaluation, for further arithmetic (``float(v)`` works too).
+    ``radius`` is None when the digits are verified by two evaluations, and a number when they
+    are *proven*: the true value lies within ``radius`` of ``value`` (Arb ball arithmetic).
+    """
+
+    value: Any  # mpf from the more precise evaluation (a ball's midpoint when certified)
     digits: int
     text: str
+    radius: Any = None
+
+    @property
+    def certified(self) -> bool:
+        """True when the digits are proven by a ball, not only agreed on by two evaluations."""
+        return self.radius is not None
+
+    def contains(self, x: Any) -> bool:
+        """Whether ``x`` lies in the proven ball (certified values only)."""
+        if self.radius is None:
+            raise ValueError("a value verified by two evaluations has no ball")
+        with mpmath.workprec(max(mpmath.mp.prec, 4 * self.digits + 64)):
+            return bool(abs(mpmath.mpf(x) - self.value) <= self.radius)
+
+    def __repr__(self) -> str:
+        return f"Verified({self.text!r}, digits={self.digits})"
+
+    def __str__(self) -> str:
+        return self.text
 
     def __float__(self) -> float:
         return float(self.value)
@@ -59,32 +82,4 @@ def verify(name: str, working: Any, check: Any, dps: int, *, exact_zero: bool = 
             f"({mpmath.nstr(working, 20)} vs {mpmath.nstr(check, 20)}); increase --dps, or the "
             "activation may be singular or too steep near the real axis for quadrature."
         )
-    return Verified(check, n, mpmath.nstr(check, n))
-
-
-def to_rational(value: Any, name: str) -> sp.Rational:
-    """An exact Rational from a decimal string, int, Fraction or Rational ("0.2" → 1/5).
-
-    Python floats are refused: their binary value is rarely what was meant.
-    """
-    if isinstance(value, bool):
-        raise InvalidArgument(f"{name} must be a number, got {value!r}.")
-    if isinstance(value, (sp.Rational, int, Fraction)):
-        return sp.Rational(value)
-    if isinstance(value, float):
-        raise InvalidArgument(
-            f"{name}={value!r} is a Python float; pass a decimal string (e.g. '0.2') or a "
-            "Fraction so that the value is exact."
-        )
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            if "/" in text:
-                num, den = text.split("/")
-                return sp.Rational(Fraction(int(num), int(den)))
-            return sp.Rational(Fraction(text))
-        except (ValueError, ZeroDivisionError):
-            pass
-    raise InvalidArgument(
-        f"{name} must be a decimal number like 0.2 or a fraction like 1/5, got {value!r}."
-    )
+    return Verified(check, n, mpmath.nstr(check, n, strip_zeros=False))

@@ -27,6 +27,8 @@ from ._recursion import MomentSymbols as MomentSymbols
 from ._recursion import derive_deq as derive_deq
 from ._recursion import derive_fixed_point as derive_fixed_point
 from ._recursion import derive_layer as derive_layer
+from ._specialize import TAU_STAR as TAU_STAR
+from ._specialize import coefficient_expression as coefficient_expression
 from ._sphere import ExplicitSphereFormulas as ExplicitSphereFormulas
 from ._sphere import QuadraticFormulas as QuadraticFormulas
 from ._sphere import SphereFormulas as SphereFormulas

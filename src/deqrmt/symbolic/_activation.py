@@ -76,17 +76,35 @@ def _breakpoints(expr: sp.Expr) -> list[sp.Expr]:
 
 
 def _check_no_pole(name: str, expr: sp.Expr, lo: sp.Expr, hi: sp.Expr) -> None:
-    """Refuse a piece whose denominator vanishes inside its interval (φ = 1/x, …)."""
-    from ._timeout import bounded
+    """Refuse a piece whose denominator vanishes inside its interval (φ = 1/x, …).
+
+    A polynomial denominator's real roots are isolated exactly; any other gets one ``solveset``
+    within a fixed call budget (no clock: the verdict must not depend on machine load).
+    """
+    from ._effort import SYMPY_SOLVESET_CALLS, bounded
 
     den = sp.denom(sp.together(expr))
     if not den.has(X):
         return
-    roots = bounded(lambda: sp.solveset(den, X, sp.Reals), 1.0)
-    if roots is None or not isinstance(roots, sp.FiniteSet):
-        return  # undecided: the quadrature's checks still apply
+    roots: list[sp.Expr] | None = None
+    if den.is_polynomial(X):
+        try:
+            roots = sp.Poly(den, X).real_roots()
+        except (NotImplementedError, sp.PolynomialError):
+            roots = None  # irrational coefficients: let solveset try
+    if roots is None:
+        found = bounded(lambda: sp.solveset(den, X, sp.Reals), SYMPY_SOLVESET_CALLS)
+        if not isinstance(found, sp.FiniteSet):
+            return  # undecided: the quadrature's checks still apply
+        roots = list(found)
     for r in roots:
-        if (lo is sp.S.NegativeInfinity or bool(r > lo)) and (hi is sp.S.Infinity or bool(r < hi)):
+        try:
+            inside = (lo is sp.S.NegativeInfinity or bool(r > lo)) and (
+                hi is sp.S.Infinity or bool(r < hi)
+            )
+        except TypeError:
+            continue  # a comparison SymPy cannot decide
+        if inside:
             raise ActivationError(
                 f"{name} has a pole at x = {r}: Gaussian moments diverge; the theorems need a "
                 "Lipschitz φ."

@@ -11,9 +11,13 @@ which is piecewise smooth for a continuous φ.
 
 Closed forms: each smooth piece that is a sum of x^k·exp(a x² + b x) terms (polynomials,
 ELU, sin/cos after rewriting in exponentials, erf', …) is integrated exactly by completing the
-square and the recursion ∫ y^j φ(y) dy = −y^{j−1}φ(y) + (j−1)∫ y^{j−2} φ(y) dy.  Other pieces
-get one bounded SymPy ``integrate`` attempt (erf-type integrands only) and otherwise stay an
-unevaluated :class:`Expectation` that ``deqrmt.numeric`` evaluates by quadrature.
+square and the recursion ∫ y^j φ(y) dy = −y^{j−1}φ(y) + (j−1)∫ y^{j−2} φ(y) dy.  On the whole
+line such a term may also carry one erf(p x + q) factor (erf, gelu, erfc): Stein's identity
+moves the Hermite weight onto the erf, whose derivatives are exp-polynomials again.  Other
+pieces get one SymPy ``integrate`` attempt within a fixed number of Python calls
+(:data:`~deqrmt.symbolic._effort.SYMPY_INTEGRATE_CALLS`, erf-type integrands only; no clock)
+and otherwise stay an unevaluated :class:`Expectation` that ``deqrmt.numeric`` evaluates by
+quadrature.
 """
 
 from __future__ import annotations
@@ -21,21 +25,20 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import sympy as sp
 
 from ._activation import Activation, Piece, X
 from ._cache import cached
-from ._timeout import bounded
+from ._effort import SYMPY_INTEGRATE_CALLS, bounded
+from ._serialize import read_srepr
 
 __all__ = ["TAU", "XI", "Expectation", "MomentSet", "moment_set", "gaussian_expectation"]
 
 TAU = sp.Symbol("tau", positive=True)
 XI = sp.Symbol("xi", real=True)
 _Y = sp.Symbol("y", real=True)
-
-#: Effort (seconds) one SymPy ``integrate`` attempt may take before we fall back to quadrature.
-SYMPY_EFFORT_S = 0.4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,15 +106,28 @@ def _gauss_moment(j: int, a: sp.Expr, b: sp.Expr) -> sp.Expr:
     return m
 
 
-def _exp_poly_terms(expr: sp.Expr) -> list[tuple[sp.Expr, int, sp.Expr, sp.Expr]] | None:
-    """Write ``expr`` as Σ c·x^k·exp(a x² + b x); None if it is not of that form."""
+class _Term(NamedTuple):
+    """c·x^k·exp(a x² + b x), times erf(p x + q) when ``lin`` = (p, q)."""
+
+    c: sp.Expr
+    k: int
+    a: sp.Expr
+    b: sp.Expr
+    lin: tuple[sp.Expr, sp.Expr] | None
+
+
+def _exp_poly_terms(expr: sp.Expr) -> list[_Term] | None:
+    """Write ``expr`` as Σ c·x^k·exp(a x² + b x)·[erf(p x + q)]; None if it is not of that form."""
     e = expr
     if e.has(sp.sin, sp.cos, sp.sinh, sp.cosh):
         e = e.rewrite(sp.exp)
+    if e.has(sp.erfc):
+        e = e.replace(lambda f: isinstance(f, sp.erfc), lambda f: 1 - sp.erf(f.args[0]))
     e = sp.expand(sp.powsimp(sp.expand(e)))
     terms = []
     for term in sp.Add.make_args(e):
         coeff, k, a, b = sp.S.One, 0, sp.S.Zero, sp.S.Zero
+        lin: tuple[sp.Expr, sp.Expr] | None = None
         for f in sp.Mul.make_args(sp.powsimp(term)):
             if not f.has(X):
                 coeff *= f
@@ -130,9 +146,15 @@ def _exp_poly_terms(expr: sp.Expr) -> list[tuple[sp.Expr, int, sp.Expr, sp.Expr]
                 coeff *= sp.exp(cs[0])
                 b += cs[1]
                 a += cs[2]
+            elif isinstance(f, sp.erf) and lin is None:
+                arg = sp.expand(f.args[0])
+                if not arg.is_polynomial(X) or sp.Poly(arg, X).degree() != 1:
+                    return None
+                p1, q1 = sp.Poly(arg, X).all_coeffs()
+                lin = (p1, q1)
             else:
                 return None
-        terms.append((coeff, k, a, b))
+        terms.append(_Term(coeff, k, a, b, lin))
     return terms
 
 
@@ -155,19 +177,104 @@ def _integrate_term(
     return c * TAU**k * s * sp.exp(m**2 / (2 * s2)) * total
 
 
+def _hermite_coefficients(poly: sp.Poly) -> list[sp.Expr]:
+    """c_j with poly = Σ_j c_j He_j (probabilists' Hermite, monic), top degree first peeled."""
+    y = poly.gens[0]
+    rest = poly
+    out = [sp.S.Zero] * (poly.degree() + 1)
+    while not rest.is_zero:
+        j = rest.degree()
+        c = rest.LC()
+        out[j] = c
+        rest = rest - sp.Poly(c * sp.hermite_prob(j, y), y)
+    return out
+
+
+def _gauss_exp_poly(poly: sp.Poly, a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    """∫ poly(y)·exp(a y² + b y)·φ(y) dy over ℝ (1 − 2a > 0), by completing the square."""
+    y = poly.gens[0]
+    s2 = 1 / (1 - 2 * a)
+    s = sp.sqrt(s2)
+    m = b * s2
+    shifted = sp.Poly(sp.expand(poly.as_expr().subs(y, m + s * y)), y)
+    total = sp.Add(*[c * sp.factorial2(i - 1) for (i,), c in shifted.terms() if i % 2 == 0])
+    return s * sp.exp(m**2 / (2 * s2)) * total
+
+
+def _gauss_poly_erf(poly: sp.Poly, alpha: sp.Expr, beta: sp.Expr) -> sp.Expr:
+    r"""∫ poly(y)·erf(αy + β)·φ(y) dy over ℝ, exactly.
+
+    With poly = Σ_j c_j He_j, Stein's identity E[He_j(Y) h(Y)] = E[h^{(j)}(Y)] for
+    h = erf(αy + β) leaves
+      j = 0: E[erf(αY + β)] = erf(β/√(1 + 2α²)), from E[Φ(aY + b)] = Φ(b/√(1 + a²))
+        (Owen 1980, "A table of normal integrals", 10,010.8);
+      j ≥ 1: h^{(j)}(y) = α^j (2/√π) (−1)^{j−1} H_{j−1}(αy + β) e^{−(αy + β)²}, H the
+        physicists' Hermite polynomial (Rodrigues, DLMF 18.5.5 and Table 18.5.1): an
+        exp-polynomial, integrated by completing the square.
+    """
+    y = poly.gens[0]
+    total = sp.S.Zero
+    for j, c in enumerate(_hermite_coefficients(poly)):
+        if c == 0:
+            continue
+        if j == 0:
+            total += c * sp.erf(beta / sp.sqrt(1 + 2 * alpha**2))
+            continue
+        z = alpha * y + beta
+        # e^{−z²} = e^{−β²}·exp(−α² y² − 2αβ y)
+        hp = sp.Poly(sp.expand(sp.hermite(j - 1, z)), y)
+        inner = _gauss_exp_poly(hp, -(alpha**2), -2 * alpha * beta) * sp.exp(-(beta**2))
+        total += c * alpha**j * 2 / sp.sqrt(sp.pi) * (-1) ** (j - 1) * inner
+    return total
+
+
+def _integrate_erf_term(term: _Term, weight: sp.Poly) -> sp.Expr | None:
+    """∫_ℝ weight(ξ)·c·(τξ)^k·exp(a τ²ξ² + b τξ)·erf(p τξ + q)·φ(ξ) dξ (whole line only)."""
+    if term.lin is None or term.a.is_positive:  # a > 0 would need 1 − 2aτ² > 0: leave it
+        return None
+    s2 = 1 / (1 - 2 * term.a * TAU**2)
+    s = sp.sqrt(s2)
+    m = term.b * TAU * s2
+    p, q = term.lin
+    # ξ = m + s·y turns exp(a τ²ξ² + b τξ)φ(ξ)dξ into s·exp(m²/2s²)·φ(y)dy.
+    xi = m + s * _Y
+    poly = sp.Poly(sp.expand(weight.as_expr().subs(XI, xi) * xi**term.k), _Y)
+    inner = _gauss_poly_erf(poly, p * TAU * s, p * TAU * m + q)
+    # power_exp=False: keep exp(u + v) whole, so the tidy step can combine exponents.
+    return sp.expand(term.c * TAU**term.k * s * sp.exp(m**2 / (2 * s2)) * inner, power_exp=False)
+
+
+def _tidy_erf_sum(total: sp.Expr) -> sp.Expr:
+    """Collect the erf-free part over one denominator (the Stein sums are long but cancel)."""
+    with_erf, rest = sp.sift(sp.Add.make_args(total), lambda t: t.has(sp.erf), binary=True)
+    raw = sp.Add(*rest)
+    tidy = sp.powsimp(sp.factor(sp.together(raw)), combine="exp")
+    tidy = tidy.replace(
+        lambda e: isinstance(e, sp.exp), lambda e: sp.exp(sp.factor(sp.together(e.args[0])))
+    )
+    return sp.Add(*with_erf) + (tidy if sp.count_ops(tidy) <= sp.count_ops(raw) else raw)
+
+
 def _closed_exp_poly(weight: sp.Expr, pieces: tuple[Piece, ...]) -> sp.Expr | None:
     wpoly = sp.Poly(weight, XI)
     total = sp.S.Zero
+    has_erf = False
     for p in pieces:
         terms = _exp_poly_terms(p.expr)
         if terms is None:
             return None
+        whole_line = bool(p.lo.is_infinite and p.hi.is_infinite)
         lo = p.lo / TAU if not p.lo.is_infinite else p.lo
         hi = p.hi / TAU if not p.hi.is_infinite else p.hi
-        for c, k, a, b in terms:
-            if b.has(sp.I) and not (lo.is_infinite and hi.is_infinite):
+        for t in terms:
+            if t.b.has(sp.I) and not whole_line:
                 return None  # erf of a complex argument: correct but opaque; use quadrature
-            val = _integrate_term(c, k, a, b, wpoly, lo, hi)
+            if t.lin is not None:
+                has_erf = True
+                # On a half line E[P(Y) erf(αY + β); Y > c] needs Owen's T: not elementary.
+                val = _integrate_erf_term(t, wpoly) if whole_line else None
+            else:
+                val = _integrate_term(t.c, t.k, t.a, t.b, wpoly, lo, hi)
             if val is None:
                 return None
             total += val
@@ -175,36 +282,69 @@ def _closed_exp_poly(weight: sp.Expr, pieces: tuple[Piece, ...]) -> sp.Expr | No
         total = sp.expand_complex(sp.expand(total))
         if total.has(sp.I):
             return None
-    return total
+    return _tidy_erf_sum(total) if has_erf else total
+
+
+def _fresh(expr: sp.Expr) -> sp.Expr:
+    """A structurally equal copy made of new objects (no assumptions cached on them yet)."""
+    return read_srepr(sp.srepr(expr, order="none"))  # type: ignore[return-value]
+
+
+def _erf_degree(expr: sp.Expr) -> int:
+    """The largest number of erf/erfc factors in one term of ``expr`` (expanded)."""
+    worst = 0
+    for term in sp.Add.make_args(sp.expand(expr)):
+        n = 0
+        for f in sp.Mul.make_args(term):
+            base, e = f.as_base_exp()
+            if isinstance(base, (sp.erf, sp.erfc)):
+                n += int(e) if e.is_Integer and e > 0 else 2
+        worst = max(worst, n)
+    return worst
 
 
 def _closed_sympy(weight: sp.Expr, pieces: tuple[Piece, ...]) -> sp.Expr | None:
-    """One bounded SymPy attempt, only for integrands SymPy has a chance with (erf-type)."""
+    """One SymPy attempt within :data:`SYMPY_INTEGRATE_CALLS`, only for erf-type integrands.
+
+    Products of two erfs are not attempted: SymPy 1.14 closes none of them (E[erf(τξ)²] is an
+    arcsin) within 10^7 calls, and each failure would cost the whole budget.
+    """
     allowed = (sp.erf, sp.erfc, sp.exp)
+    any_erf = False
     for p in pieces:
         funcs = {type(f) for f in p.expr.atoms(sp.Function)}
-        if not funcs or not all(issubclass(f, allowed) for f in funcs):
+        if not all(issubclass(f, allowed) for f in funcs):
             return None
-        if not any(issubclass(f, (sp.erf, sp.erfc)) for f in funcs):
-            return None  # exp-only integrands the exact engine could not do: SymPy won't either
+        any_erf = any_erf or any(issubclass(f, (sp.erf, sp.erfc)) for f in funcs)
         if any(
             b.has(X) and e.is_negative for b, e in (pw.as_base_exp() for pw in p.expr.atoms(sp.Pow))
         ):
             return None  # x in a denominator (sigmoid-like): no elementary antiderivative
+        if _erf_degree(p.expr) > 1 or any(
+            f.args[0].has(sp.erf, sp.erfc) for f in p.expr.atoms(sp.erf, sp.erfc)
+        ):
+            return None
+    if not any_erf:
+        return None  # exp-polynomials the exact engine could not do: SymPy won't either
 
-    def attempt() -> sp.Expr:
+    def attempt() -> sp.Expr | None:
+        # Rebuilt from text inside the budget: SymPy caches derived assumptions on the objects
+        # themselves, so integrating the activation's own (shared, long-lived) expressions
+        # would make an attempt cheaper when an earlier one touched them.
+        tau, xi = _fresh(TAU), _fresh(XI)
         total = sp.S.Zero
         for p in pieces:
-            integrand = weight * p.expr.subs(X, TAU * XI) * _pdf(XI)
-            lo = p.lo / TAU if not p.lo.is_infinite else p.lo
-            hi = p.hi / TAU if not p.hi.is_infinite else p.hi
-            total += sp.integrate(integrand, (XI, lo, hi), risch=False)
-        return total
+            expr = _fresh(p.expr).xreplace({_fresh(X): tau * xi})
+            integrand = _fresh(weight).xreplace({XI: xi}) * expr * _pdf(xi)
+            lo = _fresh(p.lo) / tau if not p.lo.is_infinite else p.lo
+            hi = _fresh(p.hi) / tau if not p.hi.is_infinite else p.hi
+            total += sp.integrate(integrand, (xi, lo, hi), risch=False)
+        if total.has(sp.Integral) or total.has(sp.I) or not total.is_finite:
+            return None
+        # Inside the budget too: simplify's work depends on its input only through the count.
+        return sp.simplify(total) if sp.count_ops(total) < 60 else total
 
-    result = bounded(attempt, SYMPY_EFFORT_S)
-    if result is None or result.has(sp.Integral) or result.has(sp.I) or not result.is_finite:
-        return None
-    return sp.simplify(result) if sp.count_ops(result) < 60 else result
+    return bounded(attempt, SYMPY_INTEGRATE_CALLS)
 
 
 def gaussian_expectation(

@@ -19,7 +19,7 @@ from .._errors import InvalidArgument, ParseError
 from ._activation import Activation, Piece, X, exact, library_activation
 from ._expectation import MOMENTS, TAU, XI, _closed_exp_poly
 
-__all__ = ["Family", "get_family", "FAMILIES", "FAMILY_MOMENTS"]
+__all__ = ["Family", "FamilyEntry", "get_family", "family_catalogue", "FAMILIES", "FAMILY_MOMENTS"]
 
 #: the moments the layer recursion needs
 FAMILY_MOMENTS = ("phi", "d1", "d2", "sq", "sq2", "dsq")
@@ -34,6 +34,15 @@ class Family:
     pieces: tuple[Piece, ...]
     constraints: tuple[sp.Expr, ...] = ()  # each must be > 0
     library: str | None = None  # library name taking the parameters in order, if any
+
+    @property
+    def formula(self) -> sp.Expr:
+        """φ(x; θ) as one SymPy expression (a ``Piecewise`` when there are kinks)."""
+        if len(self.pieces) == 1:
+            return self.pieces[0].expr
+        return sp.Piecewise(
+            *[(p.expr, p.hi > X) for p in self.pieces[:-1]], (self.pieces[-1].expr, True)
+        )
 
     @property
     def kinks(self) -> tuple[sp.Expr, ...]:
@@ -131,3 +140,80 @@ def get_family(spec: str) -> Family:
             f"family {spec!r} has kinks; only the built-in families hard_tanh and leaky_relu may have kinks."
         )
     return Family(spec, params, (Piece(sp.S.NegativeInfinity, sp.S.Infinity, expr),))
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilyEntry:
+    """One library family for ``deqrmt families``: formula, parameters and what they mean."""
+
+    name: str
+    formula: sp.Expr
+    params: tuple[tuple[str, str], ...]  # (name, meaning)
+    constraints: tuple[str, ...]  # each "expr > 0"
+    note: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "formula": str(self.formula),
+            "latex": sp.latex(self.formula),
+            "parameters": [{"name": n, "meaning": m} for n, m in self.params],
+            "constraints": list(self.constraints),
+            "note": self.note,
+        }
+
+
+_MEANINGS: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {
+    "hard_tanh": (
+        (("a", "slope in the linear part (any sign)"), ("c", "half-width of the linear part")),
+        "a·x clipped at ±a·c; a and -a give the same kernels (φ → -φ), so a design reports a > 0.",
+    ),
+    "leaky_relu": (
+        (("a", "slope for x > 0"), ("b", "slope for x < 0")),
+        "max(a·x, b·x) for a > b; positively homogeneous, so a deeper ENN fixes each hidden "
+        "layer's scale, and the mirror (a, b) → (-b, -a) gives the same kernels.",
+    ),
+}
+
+
+def _display_hard_tanh() -> sp.Expr:
+    a, c = sp.symbols("a c", real=True)
+    return a * sp.Max(-c, sp.Min(c, X))
+
+
+def _display_leaky_relu() -> sp.Expr:
+    a, b = sp.symbols("a b", real=True)
+    return sp.Max(a * X, b * X)
+
+
+#: readable one-line formulas (the pieces give a Piecewise with canonicalised conditions)
+_DISPLAY = {"hard_tanh": _display_hard_tanh, "leaky_relu": _display_leaky_relu}
+
+
+def family_catalogue() -> tuple[FamilyEntry, ...]:
+    """Each library family (:data:`FAMILIES`) with its formula, parameters and constraints.
+
+    Any expression in ``x`` whose other names are parameters, e.g. ``"a*tanh(b*x)"``, is a
+    family too (smooth, no kinks); it is not listed.
+
+    Example:
+      >>> [e.name for e in family_catalogue()]
+      ['hard_tanh', 'leaky_relu', 'polynomial2', 'polynomial3']
+    """
+    out = []
+    for name in FAMILIES:
+        fam = get_family(name)
+        formula = fam.formula
+        if name in _MEANINGS:
+            params, note = _MEANINGS[name]
+            formula = _DISPLAY[name]()
+        else:  # polynomialD
+            params = tuple((str(p), f"coefficient of x^{k + 1}") for k, p in enumerate(fam.params))
+            note = (
+                "polynomial without constant term (each layer is centered, so a constant is "
+                "irrelevant); any degree 1..8 is accepted as polynomialD."
+            )
+        assert [n for n, _ in params] == [str(p) for p in fam.params]
+        constraints = tuple(f"{c} > 0" for c in fam.constraints)
+        out.append(FamilyEntry(name, formula, params, constraints, note))
+    return tuple(out)

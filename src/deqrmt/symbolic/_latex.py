@@ -8,6 +8,7 @@ document uses only packages in texlive-latex-base (amsmath, amssymb, geometry).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 
 import sympy as sp
@@ -17,7 +18,7 @@ from ._activation import Activation, X
 from ._expectation import TAU, moment_set
 from ._recursion import SIGMA_A2, SIGMA_B2, TAU0, derive_deq, derive_layer
 
-__all__ = ["Equation", "TARGETS", "equations", "latex_block", "text_block", "derivation_document"]
+__all__ = ["natural_sign", "Equation", "TARGETS", "equations", "latex_block", "text_block", "derivation_document"]
 
 TARGETS = ("deq-ck", "deq-ntk", "explicit-ck", "explicit-ntk", "sphere")
 
@@ -32,10 +33,29 @@ class Equation:
     names: Mapping[sp.Symbol, str]
 
     def latex(self) -> str:
-        return sp.latex(self.rhs, symbol_names=dict(self.names))
+        # order="none" keeps the natural-sign denominators as built (1 − σ_a²E[φ']², not
+        # −σ_a²E[φ']² + 1); the order is SymPy's canonical one, so still the same bytes each run
+        return sp.latex(natural_sign(self.rhs), symbol_names=dict(self.names), order="none")
 
     def text(self) -> str:
-        return str(self.rhs)
+        return sp.sstr(natural_sign(self.rhs), order="none")
+
+
+def natural_sign(expr: sp.Expr) -> sp.Expr:
+    """Write each denominator factor c − x with its constant positive: a fixed-point solution
+    x = b/(1 − a) reads as the paper writes it, not as −b/(a − 1)."""
+    num, den = sp.fraction(sp.factor(expr))
+    sign, factors = sp.S.One, []
+    for f in sp.Mul.make_args(den):
+        base, exp = f.as_base_exp()
+        if isinstance(base, sp.Add) and base.as_coeff_add()[0].is_negative:
+            base = sp.expand(-base)
+            if exp.is_integer and exp.is_odd:
+                sign = -sign
+        factors.append(sp.Pow(base, exp))
+    if len(factors) == 1 and factors[0] == 1:
+        return sign * num
+    return sp.Mul(sign * num, sp.Pow(sp.Mul(*factors), -1))
 
 
 def _moment_names(at: str, fn: str = r"\phi") -> dict[str, str]:
@@ -178,11 +198,33 @@ _PREAMBLE = r"""\documentclass[11pt]{article}
 """
 
 
-def _tex_number(text: str) -> str:
-    if "e" in text:
-        mant, exp = text.split("e")
-        return rf"{mant}\times 10^{{{int(exp)}}}"
-    return text
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
+    "^": r"\textasciicircum{}", "_": r"\_", "~": r"\textasciitilde{}", "%": r"\%",
+}  # fmt: skip
+_TEX_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:/\d+)?")
+_TEX_SCIENTIFIC = re.compile(r"(-?\d+(?:\.\d*)?)e([+-]?\d+)")
+
+
+def _tex_text(text: object) -> str:
+    r"""``text`` for LaTeX text mode: specials escaped, anything but printable ASCII dropped.
+
+    User text (a name, an echoed input) must never act as LaTeX: ``\input``, ``$``, ``%`` …
+    """
+    s = "".join(c for c in str(text) if " " <= c <= "~")
+    return "".join(_TEX_SPECIAL.get(c, c) for c in s)
+
+
+def _tex_number(text: object) -> str:
+    r"""A number for math mode: ``1/5``, ``-0.25``, ``1.5e-7`` → ``1.5\times 10^{-7}``; any
+    other text is set as escaped ``\text{…}``."""
+    s = str(text).strip()
+    if _TEX_PLAIN_NUMBER.fullmatch(s):
+        return s
+    m = _TEX_SCIENTIFIC.fullmatch(s)
+    if m:
+        return rf"{m.group(1)}\times 10^{{{int(m.group(2))}}}"
+    return rf"\text{{{_tex_text(s)}}}"
 
 
 def derivation_document(
@@ -200,7 +242,7 @@ def derivation_document(
       params: ``sigma_a2``, ``sigma_b2``, ``tau0``, ``dps`` as strings.
     """
     phi = sp.latex(act.expr)
-    out = [_PREAMBLE % {"phi": phi, "version": version}]
+    out = [_PREAMBLE % {"phi": phi, "version": _tex_text(version)}]
     out.append(r"\section{Model}" + "\n")
     out.append(
         r"A deep equilibrium model with output $f(x)=a^\top z^*$ and"
@@ -282,9 +324,10 @@ def derivation_document(
         )
     out.append(r"\section{Numerical values}" + "\n")
     out.append(
-        rf"For $\sigma_a^2 = {params['sigma_a2']}$, $\sigma_b^2 = {params['sigma_b2']}$,"
-        rf" $\tau_0 = {params['tau0']}$; every digit shown agrees between two evaluations"
-        rf" ({params['dps']} digits requested)."
+        rf"For $\sigma_a^2 = {_tex_number(params['sigma_a2'])}$,"
+        rf" $\sigma_b^2 = {_tex_number(params['sigma_b2'])}$,"
+        rf" $\tau_0 = {_tex_number(params['tau0'])}$; every digit shown agrees between two"
+        rf" evaluations ({_tex_text(params['dps'])} digits requested)."
         "\n\n\\begin{center}\\begin{tabular}{ll}\n"
     )
     symbols = {

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 import sympy as sp
 
-from .._errors import DerivationError
+from .._errors import DerivationError, UnknownTrainable
 from ._cache import cached
 
 __all__ = [
@@ -301,11 +301,12 @@ def derive_deq(
     *, input_injection: bool = True, trainable: tuple[str, ...] = ("a", "A")
 ) -> DEQFormulas:
     """Derive the DEQ formulas (memoised in memory and on disk); see :func:`_derive_deq`."""
-    trainable = tuple(sorted(set(trainable), key="aAB".index))
     if not trainable or not set(trainable) <= {"a", "A", "B"}:
-        raise DerivationError(
-            f"trainable must be a non-empty subset of (a, A, B), got {trainable}."
+        raise UnknownTrainable(
+            f"trainable={trainable!r}: choose a non-empty subset of a (readout), A (recurrent "
+            "weights), B (input weights), e.g. ('a', 'A') or ('a', 'A', 'B')."
         )
+    trainable = tuple(sorted(set(trainable), key="aAB".index))
     return cached(
         "derive-deq",
         f"injection={input_injection}|trainable={trainable}",

@@ -461,7 +461,13 @@ def derive_sphere(order: int = 2) -> SphereFormulas:
     """
     if not isinstance(order, int) or isinstance(order, bool) or not 2 <= order <= 12:
         raise InvalidArgument(f"order must be an integer in [2, 12], got order={order!r}.")
-    return cached("sphere", f"order={order}", lambda: _derive_sphere(order), SphereFormulas)
+    return cached(
+        "sphere",
+        f"order={order}",
+        lambda: _derive_sphere(order),
+        SphereFormulas,
+        functions=(DualDerivative, NTKMapDerivative),
+    )
 
 
 # ---------------------------------------------------------------------------

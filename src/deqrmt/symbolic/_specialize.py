@@ -1,0 +1,75 @@
+r"""A derived coefficient written out for one activation: ``coefficient_expression("relu", "alpha_2")``.
+
+The general formulas of :func:`~deqrmt.symbolic.derive_deq` are in the moments of the centered
+φ_c at τ*.  Here the centering identities (:func:`~deqrmt.symbolic.derive_fixed_point`) express
+them in φ's raw moments, and every raw moment with a closed form (piecewise exp-polynomials,
+erf-type integrals SymPy closed within its effort bound) is replaced by it, evaluated at the
+symbol τ* (:data:`TAU_STAR`).  Moments without a closed form stay symbols ``E[...]``.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .._errors import InvalidArgument
+from ._activation import Activation
+from ._expectation import MOMENTS, TAU, moment_set
+from ._latex import natural_sign
+from ._recursion import derive_deq, derive_fixed_point
+
+__all__ = ["coefficient_expression", "TAU_STAR", "COEFFICIENT_KEYS"]
+
+#: τ*, the DEQ's fixed point, as a symbol (its value comes from the numeric solver)
+TAU_STAR = sp.Symbol("tau_*", positive=True)
+COEFFICIENT_KEYS = (
+    "gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4",
+    "beta_1", "beta_2", "beta_3", "kappa_star",
+)  # fmt: skip
+
+
+def coefficient_expression(
+    activation: str | Activation,
+    key: str,
+    *,
+    trainable: tuple[str, ...] | str = ("a", "A"),
+    center: bool = True,
+) -> sp.Expr:
+    r"""The derived formula of one DEQ coefficient, specialised to ``activation``.
+
+    Args:
+      activation: library name, ``name(params)``, an expression in ``x``, or an Activation.
+      key: one of :data:`COEFFICIENT_KEYS` (``"alpha_2"`` is α*₂ of ICML 2024, Theorem 1).
+      trainable: the NTK's parameter set (for β*, κ*).
+      center: φ centered at τ* (the default, as in the engine).
+
+    Returns:
+      A SymPy expression in σ_a², σ_b², τ0, :data:`TAU_STAR` and, where no closed form exists,
+      moment symbols ``E[φ'(τ*ξ)]`` etc.; in a notebook it renders as LaTeX.
+
+    Example:
+      >>> coefficient_expression("relu", "alpha_1")   # doctest: +SKIP
+    """
+    from ._parser import parse_activation
+
+    if key not in COEFFICIENT_KEYS:
+        raise InvalidArgument(f"key={key!r}: choose one of {', '.join(COEFFICIENT_KEYS)}.")
+    act = activation if isinstance(activation, Activation) else parse_activation(activation)
+    if isinstance(trainable, str):
+        trainable = tuple(t.strip() for t in trainable.split(",") if t.strip())
+    formulas = derive_deq(trainable=tuple(trainable))
+    fpm = derive_fixed_point(center=center)
+    expr = formulas.as_dict()[key].xreplace(dict(fpm.centered))
+    names = fpm.m.names()
+    ms = moment_set(act)
+    closed, opaque = {}, {}
+    for sym in expr.free_symbols:
+        name = names.get(sym)
+        if name is None:
+            continue
+        form = ms[name].closed_form if name in ms.moments else None
+        if form is not None:
+            closed[sym] = form.subs(TAU, TAU_STAR)
+        else:
+            label = MOMENTS[name][0].replace("τ", "τ*")
+            opaque[sym] = sp.Symbol(label, real=True)
+    return natural_sign(sp.simplify(expr.xreplace(closed)).xreplace(opaque))

@@ -1,0 +1,418 @@
+"""The disk cache: JSON entries that cannot execute, exact round trips, atomic concurrent writes.
+
+A pickle cache ran whatever a planted file named (a shared ``DEQRMT_CACHE_DIR`` on a cluster file
+system makes that real).  Entries are now JSON with SymPy expressions as srepr text read by a
+whitelisting reader (``deqrmt.symbolic._serialize``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from deqrmt.symbolic import Activation, _cache, _effort
+from deqrmt.symbolic._cache import cached, entry_key
+from deqrmt.symbolic._recursion import DEQFormulas, LayerFormulas, derive_deq, derive_layer
+from deqrmt.symbolic._serialize import UnsafeEntry, dumps, loads, read_srepr, registry_for
+from deqrmt.symbolic._sphere import (
+    DualDerivative,
+    NTKMapDerivative,
+    QuadraticFormulas,
+    SphereFormulas,
+    derive_quadratic,
+    derive_sphere,
+)
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "deqrmt"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DEQRMT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DEQRMT_NO_CACHE", raising=False)
+    return tmp_path
+
+
+class _Builds:
+    """A build function that counts its calls."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        self.calls = 0
+
+    def __call__(self) -> object:
+        self.calls += 1
+        return self.value
+
+
+def _plant(cache: Path, kind: str, request: str, payload: bytes) -> Path:
+    """A well-formed entry (right key, right digest) around an arbitrary payload."""
+    key = entry_key(kind, request)
+    header = json.dumps(
+        {"format": "deqrmt-cache/2", "key": key, "sha256": hashlib.sha256(payload).hexdigest()}
+    )
+    path = cache / f"{kind}-{key[:32]}.json"
+    path.write_bytes(header.encode() + b"\n" + payload)
+    return path
+
+
+class _Boom:
+    """Unpickling this would create the marker file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (os.system, (f"touch {self.marker}",))
+
+
+# --- planted, tampered and broken entries ------------------------------------------------------
+
+
+def _planted_payloads(marker: Path) -> list[bytes]:
+    run = f"__import__('os').system('touch {marker}')"
+    return [
+        pickle.dumps(_Boom(marker)),
+        json.dumps({"dict": [["v", {"sympy": run}]]}).encode(),
+        json.dumps({"dict": [["v", {"sympy": "Symbol.__class__"}]]}).encode(),
+        json.dumps({"dict": [["v", {"sympy": f"Symbol('x').subs(1, {run})"}]]}).encode(),
+        json.dumps({"dict": [["v", {"sympy": f"Function('f')({run})"}]]}).encode(),
+        json.dumps({"dict": [["v", {"sympy": "Symbol('x', **{'real': True})"}]]}).encode(),
+        json.dumps({"dict": [["v", {"sympy": "Integer(" + "9" * 5000 + ")"}]]}).encode(),
+        json.dumps({"dict": [["v", {"sympy": "Float('1', precision=10**9)"}]]}).encode(),
+        json.dumps({"dict": [["v", {"sympy": "lambda: 0"}]]}).encode(),
+        json.dumps({"type": "os.system", "fields": {"command": f"touch {marker}"}}).encode(),
+        json.dumps(
+            {"type": "subprocess.Popen", "fields": {"args": ["touch", str(marker)]}}
+        ).encode(),
+    ]
+
+
+@pytest.mark.parametrize("which", range(len(_planted_payloads(Path("marker")))))
+def test_planted_entry_is_never_executed_and_is_rebuilt(cache: Path, which: int) -> None:
+    marker = cache / "executed"
+    _plant(cache, "t", "planted", _planted_payloads(marker)[which])
+    build = _Builds({"v": 1})
+    assert cached("t", "planted", build, dict) == {"v": 1}
+    assert build.calls == 1  # rebuilt
+    assert not marker.exists()
+    assert cached("t", "planted", build, dict) == {"v": 1}
+    assert build.calls == 1  # and the rebuilt entry replaced the planted one
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda b: b[: len(b) // 2],  # truncated mid-payload
+        lambda b: b.split(b"\n")[0],  # header only
+        lambda b: b"",
+        lambda b: bytes(range(256)) * 4,  # garbage
+        lambda b: b"\xff\xfe" + b,  # not UTF-8
+        lambda b: b.replace(b"Integer(3)", b"Integer(4)"),  # payload changed, digest kept
+    ],
+)
+def test_damaged_entry_is_rebuilt(cache: Path, damage) -> None:  # type: ignore[no-untyped-def]
+    x = sp.Symbol("x", positive=True)
+    build = _Builds({"v": 3 * x})
+    cached("t", "damaged", build, dict)
+    (entry,) = cache.glob("t-*.json")
+    entry.write_bytes(damage(entry.read_bytes()))
+    assert cached("t", "damaged", build, dict) == {"v": 3 * x}
+    assert build.calls == 2
+
+
+def test_valid_entry_is_used_and_is_json_text(cache: Path) -> None:
+    build = _Builds({"a": (sp.Rational(1, 3), None, True), "b": [1, "two"]})
+    for _ in range(3):
+        assert cached("t", "valid", build, dict) == build.value
+    assert build.calls == 1
+    (entry,) = cache.glob("t-*.json")
+    head, payload = entry.read_text(encoding="utf-8").split("\n", 1)
+    assert json.loads(head)["format"] == "deqrmt-cache/2"
+    json.loads(payload)  # plain JSON, no pickle anywhere
+
+
+def test_entry_of_another_type_or_request_is_not_used(cache: Path) -> None:
+    build = _Builds({"v": 1})
+    cached("t", "r1", build, dict)
+    assert cached("t", "r2", build, dict) == {"v": 1} and build.calls == 2
+    other = _Builds([1, 2])
+    assert cached("t", "r1", other, list) == [1, 2] and other.calls == 1
+
+
+def test_budget_constants_are_in_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = entry_key("t", "r")
+    monkeypatch.setattr(_effort, "SYMPY_INTEGRATE_CALLS", _effort.SYMPY_INTEGRATE_CALLS + 1)
+    assert entry_key("t", "r") != before
+
+
+def test_unwritable_directory_and_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DEQRMT_NO_CACHE", raising=False)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("DEQRMT_CACHE_DIR", str(blocker / "sub"))
+    build = _Builds({"v": 1})
+    assert cached("t", "r", build, dict) == {"v": 1}
+    assert cached("t", "r", build, dict) == {"v": 1} and build.calls == 2
+    monkeypatch.setenv("DEQRMT_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setenv("DEQRMT_NO_CACHE", "1")
+    cached("t", "r", build, dict)
+    assert not (tmp_path / "c").exists()
+
+
+def test_interrupted_write_leaves_no_temporary_file(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(src: str, dst: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_cache.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cached("t", "r", _Builds({"v": 1}), dict)
+    assert list(cache.iterdir()) == []
+
+
+def test_value_that_cannot_round_trip_is_returned_but_not_stored(cache: Path) -> None:
+    # An object the encoder does not know: returned as built, never written.
+    build = _Builds({"v": object()})
+    value = cached("t", "r", build, dict)
+    assert value is build.value
+    assert list(cache.glob("*.json")) == []
+
+
+# --- the srepr reader --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os').system('true')",
+        "Symbol.__class__",
+        "Symbol('x').subs",
+        "eval('1')",
+        "Integer(1) + Integer(2)",
+        "[Integer(1)]",
+        "Symbol('x', evil=True)",
+        "Symbol('x', real='yes')",
+        "Symbol(1)",
+        "Rational(1, 0)",
+        "Float('1', precision=100000)",
+        "sympify('x')",
+        "Lambda(Symbol('x'), Symbol('x'))",
+        "Function('f', nargs=exec)(Symbol('x'))",
+        "(" * 300 + "Integer(1)" + ")" * 300,
+        "Add(" * 300 + "Integer(1)" + ")" * 300,
+    ],
+)
+def test_srepr_reader_refuses_what_it_does_not_know(text: str) -> None:
+    with pytest.raises(UnsafeEntry):
+        read_srepr(text)
+
+
+def test_srepr_reader_does_not_evaluate() -> None:
+    # Evaluated, 2**(10**100) would never finish; the reader keeps the tree as written.
+    big = read_srepr("Pow(Integer(2), Integer(" + "1" + "0" * 100 + "))")
+    assert isinstance(big, sp.Pow) and big.exp == 10**100
+    assert read_srepr("Mul(Integer(-1), Integer(2), Symbol('x'))").args[:2] == (-1, 2)
+
+
+def test_srepr_reader_keeps_assumptions_and_builds_custom_functions() -> None:
+    x = sp.Symbol("x", positive=True)
+    e = DualDerivative(2, x / 3) + sp.Function("g")(x) ** 2 + sp.Dummy("d", real=True)
+    text = sp.srepr(e, order="none")
+    with pytest.raises(UnsafeEntry):
+        read_srepr(text)  # DualDerivative is not a SymPy class: only when the caller allows it
+    back = read_srepr(text, functions=(DualDerivative,))
+    assert back == e
+    assert {s.name: s.assumptions0 for s in back.free_symbols} == {
+        s.name: s.assumptions0 for s in e.free_symbols
+    }
+
+
+# --- exact round trips of every cached value ---------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedPointLike:
+    """Shaped like the lead's FixedPointMap: Expr fields and a dict with Symbol keys."""
+
+    tau_sq: sp.Symbol
+    rhs: sp.Expr
+    derivatives: dict[sp.Symbol, sp.Expr]
+
+
+def _symbols(v: object) -> dict[str, dict[str, bool]]:
+    out: dict[str, dict[str, bool]] = {}
+    if isinstance(v, sp.Basic):
+        for s in v.atoms(sp.Symbol):
+            out[s.name] = s.assumptions0
+    elif dataclasses.is_dataclass(v):
+        for f in dataclasses.fields(v):
+            out.update(_symbols(getattr(v, f.name)))
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            out.update(_symbols(k))
+            out.update(_symbols(x))
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            out.update(_symbols(x))
+    return out
+
+
+def _values() -> list[tuple[object, object, tuple]]:
+    from deqrmt.symbolic import library_activation, moment_set
+
+    tau = sp.Symbol("tau_star_sq", positive=True)
+    s = sp.Symbol("sigma_a2", positive=True)
+    out: list[tuple[object, object, tuple]] = [
+        (derive_deq(), DEQFormulas, ()),
+        (derive_deq(input_injection=False, trainable=("a", "A", "B")), DEQFormulas, ()),
+        (derive_layer(), LayerFormulas, ()),
+        (derive_sphere(3), SphereFormulas, (DualDerivative, NTKMapDerivative)),
+        (derive_quadratic(), QuadraticFormulas, ()),
+        (FixedPointLike(tau, s * tau + 1, {tau: s, s: tau**2}), FixedPointLike, ()),
+    ]
+    try:  # the lead's fixed-point map (to be cached as "fixed-point-map")
+        from deqrmt.symbolic._recursion import FixedPointMap, derive_fixed_point
+    except ImportError:
+        pass
+    else:
+        out.append((derive_fixed_point(), FixedPointMap, ()))
+        out.append((derive_fixed_point(center=False), FixedPointMap, ()))
+    for name in ("erf", "gelu", "relu", "elu", "tanh"):
+        ms = moment_set(library_activation(name))
+        moments = {k: (m.closed_form, m.zero) for k, m in ms.moments.items()}
+        out.append((moments, dict, ()))
+    return out
+
+
+def test_every_cached_value_type_round_trips_exactly() -> None:
+    for value, expect, functions in _values():
+        reg = registry_for(expect, functions=functions)  # type: ignore[arg-type]
+        back = loads(dumps(value, reg), reg)
+        assert back == value and type(back) is type(value)
+        assert _symbols(back) == _symbols(value)  # positive=True, real=True, … survive
+
+
+def test_bias_derivation_round_trips() -> None:
+    bias = pytest.importorskip("deqrmt.symbolic._bias")
+    value = bias.derive_bias("1/(1-w)")
+    reg = registry_for(bias.BiasDerivation)
+    assert loads(dumps(value, reg), reg) == value
+
+
+def test_derivation_read_back_from_disk_equals_the_built_one(cache: Path) -> None:
+    built = derive_deq.__wrapped__(trainable=("a", "A"))  # type: ignore[attr-defined]
+    from_disk = derive_deq.__wrapped__(trainable=("a", "A"))  # type: ignore[attr-defined]
+    assert list(cache.glob("derive-deq-*.json"))
+    assert from_disk == built
+    assert from_disk.m.mu[1] == sp.Symbol("mu1", real=True)
+    assert from_disk.m.sq == sp.Symbol("sq", positive=True)
+
+
+def test_unregistered_dataclass_is_refused() -> None:
+    value = FixedPointLike(sp.Symbol("t"), sp.S.One, {})
+    with pytest.raises(TypeError):
+        dumps(value, registry_for(dict))
+    text = dumps(value, registry_for(FixedPointLike))
+    with pytest.raises(UnsafeEntry):
+        loads(text, registry_for(DEQFormulas))
+
+
+# --- concurrency -------------------------------------------------------------------------------
+
+_MOMENTS = textwrap.dedent(
+    """
+    import sympy as sp
+    from deqrmt.symbolic import library_activation, moment_set
+    ms = moment_set(library_activation("erf"))
+    print(sp.srepr([(k, m.closed_form, m.zero) for k, m in sorted(ms.moments.items())]))
+    """
+)
+
+
+def test_eight_processes_on_an_empty_cache_agree(tmp_path: Path) -> None:
+    env = dict(os.environ, DEQRMT_CACHE_DIR=str(tmp_path))
+    env.pop("DEQRMT_NO_CACHE", None)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _MOMENTS],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(8)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, [err for _, err in outs]
+    assert len({out for out, _ in outs}) == 1
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp files
+    warm = subprocess.run(
+        [sys.executable, "-c", _MOMENTS], env=env, capture_output=True, text=True, check=True
+    )
+    assert warm.stdout == outs[0][0]
+
+
+# --- the effort budget -------------------------------------------------------------------------
+
+
+def _spin(n: int) -> int:
+    def f() -> int:
+        return 1
+
+    return sum(f() for _ in range(n))
+
+
+def test_bounded_counts_calls_not_time() -> None:
+    assert _effort.bounded(lambda: _spin(1000), 5000) == 1000
+    assert _effort.bounded(lambda: _spin(100_000), 5000) is None
+    assert _effort.bounded(lambda: 1 // 0, 5000) is None  # SymPy-style give-up: no result
+
+
+def test_bounded_restores_the_tracer_and_works_off_the_main_thread() -> None:
+    before = sys.gettrace()
+    _effort.bounded(lambda: _spin(100_000), 5000)
+    assert sys.gettrace() is before
+    results: list[object] = []
+    t = threading.Thread(target=lambda: results.append(_effort.bounded(lambda: _spin(10), 5000)))
+    t.start()
+    t.join()
+    assert results == [10]
+
+
+def test_same_attempt_same_verdict_within_a_process() -> None:
+    # SymPy's cache is cleared, its random generators seeded and its lazy set-up done before
+    # each attempt, so running another moment first changes the cost only by a few per cent.
+    from deqrmt.symbolic import X, _expectation
+
+    act = Activation("probe", sp.erf(sp.Abs(X)))
+    runs = []
+    for name in ("d1", "phi", "phi"):
+        _, kind, k = _expectation.MOMENTS[name]
+        pieces = _expectation._integrand_pieces(act, kind)
+        runs.append(
+            (_expectation._closed_sympy(_expectation._weight(k), pieces), _effort._last_calls)
+        )
+    (d1, _), (phi1, c1), (phi2, c2) = runs
+    assert d1 == 0
+    assert phi1 == phi2 == 2 * sp.atan(sp.sqrt(2) * _expectation.TAU) / sp.pi
+    assert abs(c1 - c2) <= c1 // 10, (c1, c2)
+
+
+def test_no_clock_and_no_pickle_in_symbolic() -> None:
+    for path in (SRC / "symbolic").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for banned in ("SIGALRM", "setitimer", "import pickle", "perf_counter", "time.time("):
+            assert banned not in text, f"{path.name} uses {banned}"
