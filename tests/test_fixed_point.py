@@ -160,3 +160,11 @@ def test_issue_8_settings():
 def test_no_fixed_point_is_refused_with_the_argument_name():
     with pytest.raises(ContractionError, match="sigma_a2"):
         deq_coefficients("x + x**2", "0.5", "0.5", dps=15)
+
+
+def test_high_precision_budget_does_not_overflow_a_float():
+    """The bisection budget at 505 digits once went through float('inf') (a bug the sweep's
+    engineer met); both paths must reach 500 digits."""
+    for certify in (False, True):
+        res = deq_coefficients("relu", dps=500, certify=certify)
+        assert res.alpha_1.digits == 500

@@ -167,7 +167,8 @@ def polish(h, a, b, tol):
         return b
     if (ha > 0) == (hb > 0):
         raise ValueError("polish: the interval does not bracket a sign change")
-    budget = 2 * int(math.log2(max(float((b - a) / (tol * a)), 2.0))) + 8
+    # bits bisection needs: int() is exact for floats and mpfs alike (a float would overflow)
+    budget = 2 * max(int((b - a) / (tol * a)).bit_length(), 1) + 8
     x = a + (b - a) * ha / (ha - hb)  # secant start: inside, and near a simple root
     step_old = step = b - a
     hx, dx = h(x)
