@@ -1,8 +1,13 @@
-"""The `deqrmt` command line: the stable JSON contract and one-line errors with exit code 2."""
+"""The `deqrmt` command line: the JSON contract, one-line errors, exit codes, the package layout.
+
+Hostile input (injection strings, control bytes, files, signals, locales) is in test_hostile.py.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import subprocess
 import sys
 from decimal import Decimal
@@ -10,7 +15,9 @@ from decimal import Decimal
 import mpmath
 import pytest
 
-from deqrmt.cli import main
+import deqrmt
+import deqrmt._errors as deqrmt_errors
+from deqrmt.cli import COMMANDS, build_parser, main
 from deqrmt.numeric import DEQ_KEYS, LAYER_KEYS, MOMENT_KEYS
 from helpers import CATALOGUE, assert_close, deq_reference
 
@@ -24,11 +31,21 @@ def _run(prefix, *args):
     return subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=120)
 
 
-def _one_line_error(err: str) -> str:
+def _one_line_error(err: str, error: str | None = None) -> str:
+    """The one stderr line of a refused input; it names a deqrmt error class (``error``: which).
+
+    A catch-all that printed any exception in one line would not pass: the class must be one
+    of deqrmt's own, so a bug (TypeError, OverflowError, …) fails the test.
+    """
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1, err
     assert "Traceback" not in err
-    assert lines[0].startswith("deqrmt: error: "), lines[0]
+    m = re.match(r"deqrmt: error: ([A-Za-z]+): ", lines[0])
+    assert m, lines[0]
+    cls = getattr(deqrmt_errors, m.group(1), None)
+    assert isinstance(cls, type) and issubclass(cls, deqrmt.DeqrmtError), lines[0]
+    if error is not None:
+        assert issubclass(cls, getattr(deqrmt_errors, error)), (error, lines[0])
     return lines[0]
 
 
@@ -69,7 +86,7 @@ def test_console_script_error_is_one_line(cli_prefix):
     out = _run(cli_prefix, "coefficients", "x.__class__")
     assert out.returncode == 2
     assert out.stdout == ""
-    _one_line_error(out.stderr)
+    _one_line_error(out.stderr, "ParseError")
 
 
 def test_console_script_never_shows_a_traceback(cli_prefix):
@@ -77,6 +94,29 @@ def test_console_script_never_shows_a_traceback(cli_prefix):
     out = _run(cli_prefix, "coefficients", "log(x)", "--dps", "15")
     assert "Traceback" not in out.stderr, out.stderr[-400:]
     assert out.returncode == 2
+    _one_line_error(out.stderr)
+
+
+def test_python_dash_m_and_version():
+    out = subprocess.run(
+        [sys.executable, "-m", "deqrmt", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"deqrmt {deqrmt.__version__}"
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["coefficients", "--help"], ["validate", "--help"]])
+def test_help_imports_no_torch_sympy_or_mpmath(argv):
+    code = (
+        "import sys; from deqrmt.cli import main; rc = main(sys.argv[1:]); "
+        "heavy = sorted({'torch', 'sympy', 'mpmath'} & set(sys.modules)); "
+        "assert not heavy, heavy; sys.exit(rc)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert "usage: deqrmt" in out.stdout
 
 
 def test_coefficients_does_not_import_torch():
@@ -119,7 +159,7 @@ def test_no_center_flag(capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["centered"] is False and d["center"] == "0"
     assert main(["coefficients", "relu", "--no-center"]) == 2
-    assert "--no-center" in _one_line_error(capsys.readouterr().err)
+    assert "--no-center" in _one_line_error(capsys.readouterr().err, "CenteringError")
 
 
 def test_explicit_json(capsys):
@@ -140,7 +180,7 @@ def test_explicit_table(capsys):
 def test_activations_listing(capsys):
     assert main(["activations", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert {"relu", "tanh", "gelu", "leaky_relu", "polynomial"} <= set(d)
+    assert {"relu", "tanh", "gelu", "leaky_relu", "polynomial"} <= set(d["activations"])
     assert main(["activations"]) == 0
     assert "relu" in capsys.readouterr().out
 
@@ -155,7 +195,6 @@ def test_activations_listing(capsys):
         ["coefficients", "x" * 401],
         ["coefficients", "relu", "--sigma-a2", "abc"],
         ["coefficients", "relu", "--sigma-a2", "1"],
-        ["coefficients", "relu", "--sigma-a2", "2.5", "--sigma-b2", "0.5"],
         ["coefficients", "x + x**2", "--sigma-a2", "0.5", "--sigma-b2", "0.5"],
         ["coefficients", "relu", "--tau0", "-1"],
         ["coefficients", "relu", "--dps", "3"],
@@ -185,18 +224,177 @@ def test_hostile_activations_give_one_line_and_exit_2(act, capsys):
 
 
 @pytest.mark.parametrize(
-    "argv",
+    ("argv", "says"),
     [
-        ["coefficients"],
-        ["coefficients", "relu", "--dps", "abc"],
-        ["coefficients", "relu", "--bogus"],
-        ["explicit"],
-        [],
+        (["coefficients"], "the following arguments are required: ACT"),
+        (["coefficients", "relu", "--dps", "abc"], "argument --dps: invalid int value"),
+        (["coefficients", "relu", "--bogus"], "unrecognized arguments: --bogus"),
+        (["explicit"], "the following arguments are required: ACT"),
+        ([], "the following arguments are required: COMMAND"),
+        (["coefficient", "relu"], "did you mean 'coefficients'?"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
+        (["certify"], "--enn"),
     ],
 )
-def test_usage_errors_exit_2(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    assert info.value.code == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and "error:" in err
+def test_usage_errors_exit_2(argv, says, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+    assert lines[0].startswith("deqrmt") and "error:" in lines[0] and says in lines[0], lines[0]
+
+
+def test_help_and_version_exit_0(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"deqrmt {deqrmt.__version__}"
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in out, name
+    assert "exit codes" in out and "70" in out and "130" in out
+
+
+# --- the package: one module per command, every option explained (issue 10, points 5, 7) -------
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
+
+
+def test_every_command_module_is_registered_and_visible():
+    import importlib
+
+    parser = build_parser()
+    subs = _subparsers(parser)
+    assert list(subs) == list(COMMANDS)
+    help_text = parser.format_help()
+    for name in COMMANDS:
+        module = importlib.import_module(f"deqrmt.cli.{name}")
+        assert name == module.NAME and callable(module.register) and callable(module.run)
+        assert f"    {name}" in help_text, name  # listed, with its one-line help
+
+
+def test_every_command_has_a_description_and_every_option_help():
+    for name, sub in _subparsers(build_parser()).items():
+        assert sub.description and len(sub.description) > 30, name
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+                continue
+            assert action.help and len(action.help) > 8, (name, action.dest)
+            shown = sub._get_formatter()._format_action(action).lower()
+            # the default is shown, by the formatter or in the help text itself
+            if action.option_strings and not action.required:
+                assert "default" in shown, (name, action.dest, shown)
+
+
+def test_validate_enn_is_the_certify_command(tmp_path, capsys):
+    # `deqrmt validate --deq ACT --enn FILE`, the older spelling, runs `certify`.
+    missing = str(tmp_path / "design.json")
+    for argv in (["validate", "--deq", "relu", "--enn", missing], ["certify", "--enn", missing]):
+        assert main(argv) == 2
+        line = _one_line_error(capsys.readouterr().err, "FileError")
+        assert "cannot read the design" in line
+
+
+def test_validate_help_mentions_certify(capsys):
+    assert main(["validate", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "deqrmt certify --enn" in out and "--deq ACT --enn" in out
+
+
+# --- exit codes: a bug is 70 and names itself; a refused input is 2 and names its class ---------
+
+
+def test_internal_error_is_exit_70_and_logged(monkeypatch, tmp_path, capsys):
+    import deqrmt.numeric as numeric
+
+    def broken(*args, **kwargs):
+        raise TypeError("cannot create mpf from mpc")
+
+    log = tmp_path / "bugs.txt"
+    monkeypatch.setenv("DEQRMT_BUG_LOG", str(log))
+    monkeypatch.setattr(numeric, "deq_coefficients", broken)
+    assert main(["coefficients", "relu"]) == 70
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("deqrmt: internal error: TypeError: cannot create mpf from mpc")
+    assert "this is a bug" in err[0] and "DEQRMT_DEBUG=1" in err[0]
+    assert "TypeError" in log.read_text()
+
+
+@pytest.mark.parametrize(
+    "exc", [OverflowError("x"), ArithmeticError("x"), RecursionError("x"), MemoryError()]
+)
+def test_arithmetic_errors_are_bugs_not_bad_input(exc, monkeypatch, tmp_path, capsys):
+    # The old CLI turned these into exit 2 ("out of the supported range"), hiding bugs.
+    import deqrmt.numeric as numeric
+
+    def broken(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setenv("DEQRMT_BUG_LOG", str(tmp_path / "bugs.txt"))
+    monkeypatch.setattr(numeric, "deq_coefficients", broken)
+    assert main(["coefficients", "relu"]) == 70
+    assert f"internal error: {type(exc).__name__}" in capsys.readouterr().err
+
+
+def test_debug_shows_the_traceback(monkeypatch, tmp_path):
+    import deqrmt.numeric as numeric
+
+    def broken(*args, **kwargs):
+        raise TypeError("boom")
+
+    monkeypatch.setenv("DEQRMT_BUG_LOG", str(tmp_path / "bugs.txt"))
+    monkeypatch.setenv("DEQRMT_DEBUG", "1")
+    monkeypatch.setattr(numeric, "deq_coefficients", broken)
+    with pytest.raises(TypeError, match="boom"):
+        main(["coefficients", "relu"])
+
+
+def test_interrupt_is_exit_130(monkeypatch, capsys):
+    import deqrmt.numeric as numeric
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(numeric, "deq_coefficients", interrupted)
+    assert main(["coefficients", "relu"]) == 130
+    assert capsys.readouterr().err == "deqrmt: interrupted\n"
+
+
+def test_interrupt_inside_a_c_extension_is_exit_130(monkeypatch, capsys):
+    # python-flint's acb.integral turns a KeyboardInterrupt raised in its Python callback into
+    # "SystemError: ... returned a result with an exception set", chained to the interrupt.
+    import deqrmt.numeric as numeric
+
+    def interrupted(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise SystemError(
+                "<cyfunction acb.integral> returned a result with an exception set"
+            ) from e
+
+    monkeypatch.setattr(numeric, "deq_coefficients", interrupted)
+    assert main(["coefficients", "relu"]) == 130
+    assert capsys.readouterr().err == "deqrmt: interrupted\n"
+
+
+def test_library_argument_names_become_flags():
+    from deqrmt.cli._common import flag_names
+
+    assert flag_names("sigma_a2=2 is out of range [0, 1]") == "--sigma-a2 2 is out of range [0, 1]"
+    assert flag_names("got layers=1000; starts=9") == "got --layers 1000; --starts 9"
+    assert flag_names("center=False: E[φ] ≠ 0") == "--no-center: E[φ] ≠ 0"
+    assert flag_names("use `tau0` > 0") == "use `--tau0` > 0"
+    assert flag_names("my_sigma_a2=1 and xdps=3") == "my_sigma_a2=1 and xdps=3"  # words only
+
+
+def test_error_line_names_flags_not_arguments(capsys):
+    from deqrmt import InvalidArgument
+    from deqrmt.cli import _error_line
+
+    line = _error_line(InvalidArgument("sigma_b2=-1: expected sigma_b2 > 0"))
+    assert line == "deqrmt: error: InvalidArgument: --sigma-b2 -1: expected sigma_b2 > 0"

@@ -446,7 +446,7 @@ def test_monte_carlo_error_decays_with_dimension():
     ("kwargs", "exc"),
     [
         ({"sigma_a2": "0"}, InvalidArgument),
-        ({"sigma_a2": 0.2}, InvalidArgument),  # a float: not exact
+        ({"sigma_a2": float("nan")}, InvalidArgument),  # a float is its repr: nan is refused
         ({"sigma_a2": "1"}, InvalidArgument),  # σ_b² = 1 − σ_a² = 0
         ({"d": 0}, InvalidArgument),
         ({"dps": 3}, InvalidArgument),

@@ -77,16 +77,48 @@ def test_bad_input_is_one_line_exit_2(
         pytest.skip("a GPU is present")
     assert main(["validate", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("deqrmt: error:") and message in err[0]
+    assert len(err) == 1 and "error:" in err[0] and message in err[0], err
+    assert "internal error" not in err[0]
 
 
 def test_cli_modules_do_not_import_torch() -> None:
     code = (
         "import sys, deqrmt.validate._cli, deqrmt.symbolic, deqrmt.numeric, deqrmt.cli; "
-        "deqrmt.cli.build_parser(with_validate=True); "
+        "deqrmt.cli.build_parser(); "
         "sys.exit(1 if 'torch' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+@pytest.mark.parametrize("missing", ["torch", "tqdm", "matplotlib"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "tanh", "--n", "64"],
+        ["experiment", "--dataset", "gmm"],
+        ["certify", "--enn", "DESIGN"],
+    ],
+)
+def test_missing_extra_is_one_line_exit_2(missing: str, argv: list[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # issue 10, point 1: `deqrmt validate tanh` on the base install died with an unexpected
+    # ModuleNotFoundError for tqdm.  sys.modules[name] = None makes the import fail as if absent.
+    design = tmp_path / "design.json"
+    inputs = {"deq": "tanh", "kernel": "ck", "sigma_a2": "1/5", "sigma_b2": "4/5"}
+    design.write_text(json.dumps({"inputs": inputs, "solutions": [{"params": [{}]}]}))
+    argv = [str(design) if a == "DESIGN" else a for a in argv]
+    code = (
+        f"import sys; sys.modules[{missing!r}] = None; from deqrmt.cli import main; "
+        "sys.exit(main(sys.argv[1:]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert lines[0].startswith("deqrmt: error: MissingExtra: ")
+    assert "needs the validate extra: pip install 'deqrmt[validate]'" in lines[0]
+    assert f"missing: {missing}" in lines[0]
 
 
 def test_preset_names_match() -> None:

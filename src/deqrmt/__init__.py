@@ -27,16 +27,19 @@ from ._errors import MissingExtra as MissingExtra
 from ._errors import NoConvergence as NoConvergence
 from ._errors import ParseError as ParseError
 from ._errors import PrecisionLoss as PrecisionLoss
+from ._errors import SpecError as SpecError
 from ._errors import UnknownActivation as UnknownActivation
 from ._errors import UnknownTrainable as UnknownTrainable
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .numeric import CheckReport as CheckReport
     from .numeric import DEQCoefficients as DEQCoefficients
     from .numeric import DEQProblem as DEQProblem
     from .numeric import ExplicitCoefficients as ExplicitCoefficients
     from .numeric import Verified as Verified
+    from .numeric import check_activation as check_activation
     from .numeric import deq_coefficients as deq_coefficients
     from .numeric import deq_coefficients_sweep as deq_coefficients_sweep
     from .numeric import design_enn as design_enn
@@ -52,7 +55,7 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(
         (
-            "DEQCoefficients", "DEQProblem", "ExplicitCoefficients", "Verified", "deq_coefficients",
+            "CheckReport", "check_activation", "DEQCoefficients", "DEQProblem", "ExplicitCoefficients", "Verified", "deq_coefficients",
             "deq_coefficients_sweep", "design_enn", "explicit_coefficients", "scan_fixed_points",
             "sphere_coefficients",
         ),

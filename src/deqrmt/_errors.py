@@ -85,3 +85,9 @@ class FileError(DeqrmtError, OSError):
 class MissingExtra(DeqrmtError, ImportError):
     """A command needs an optional dependency group that is not installed; the message gives the
     ``pip install`` line."""
+
+
+class NoReachableInterpolant(InvalidArgument):
+    """No point of {β : Xβ = y} lies in the domain that gradient flow through β = g(θ) cannot
+    leave (e.g. β > 0 for the diagonal DEQ β = 1/(1-w) from w(0) < 1): the flow cannot
+    interpolate and there is no implicit-bias limit to predict (issue 13)."""

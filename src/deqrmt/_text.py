@@ -1,14 +1,214 @@
-"""Plain-text output shared by the command-line front ends (no heavy imports)."""
+"""Text for a terminal: the one place that makes output safe to print (no heavy imports).
+
+Every line the command line prints goes through :func:`for_stream`: it
+
+* replaces control characters and invisible formatting characters (ESC, ``\\r``, BEL, bidi
+  overrides, zero-width joiners, lone surrogates from undecodable ``argv`` bytes, …) by
+  visible escapes such as ``\\x1b`` or ``\\u202e``, so user text can neither drive the terminal
+  nor hide or reorder what is shown;
+* falls back to ASCII names (``phi``, ``tau*``, ``alpha*_1``, ``sigma_a^2``) for characters the
+  stream's encoding cannot carry (``LC_ALL=C``, ``PYTHONIOENCODING=ascii``), and to
+  ``\\uXXXX`` escapes for anything without a name.
+
+The command line installs :class:`SafeStream` over ``sys.stdout`` for the duration of a
+command, so plain ``print`` in a command module is safe; error messages use
+:func:`one_line`, which also escapes newlines.
+"""
 
 from __future__ import annotations
 
-__all__ = ["table"]
+import contextlib
+import io
+import sys
+import unicodedata
+from collections.abc import Iterator, Sequence
+from typing import TextIO
+
+from ._errors import FileError
+
+__all__ = [
+    "SafeStream",
+    "escape_controls",
+    "for_stream",
+    "one_line",
+    "print_stderr",
+    "table",
+    "to_ascii",
+]
+
+# Names for the characters our own output uses, in the notation of the paper's ASCII
+# transcriptions.  Combining marks follow their base letter: "α̇" → "alpha_dot".
+_ASCII_NAMES: dict[str, str] = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta",
+    "η": "eta", "θ": "theta", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi",
+    "π": "pi", "ρ": "rho", "σ": "sigma", "τ": "tau", "φ": "phi", "ϕ": "phi", "χ": "chi",
+    "ψ": "psi", "ω": "omega", "Γ": "Gamma", "Δ": "Delta", "Θ": "Theta", "Λ": "Lambda",
+    "Σ": "Sigma", "Φ": "Phi", "Ψ": "Psi", "Ω": "Omega",
+    "₀": "_0", "₁": "_1", "₂": "_2", "₃": "_3", "₄": "_4", "₅": "_5", "₆": "_6", "₇": "_7",
+    "₈": "_8", "₉": "_9", "ₗ": "_l", "ₐ": "_a", "ᵦ": "_b",
+    "⁰": "^0", "¹": "^1", "²": "^2", "³": "^3", "⁴": "^4", "⁵": "^5", "⁶": "^6", "⁷": "^7",
+    "⁸": "^8", "⁹": "^9", "⁻": "^-", "⁺": "^+", "ᵀ": "^T", "ᵗ": "^t",
+    "−": "-", "–": "-", "—": "--", "·": "*", "×": "x", "÷": "/", "±": "+/-", "≠": "!=",
+    "≤": "<=", "≥": ">=", "≈": "~=", "∼": "~", "←": "<-", "→": "->", "↔": "<->", "⇒": "=>",
+    "√": "sqrt", "∞": "inf", "…": "...", "‖": "||", "∈": " in ",
+    "°": "o", "′": "'", "″": "''", "“": '"', "”": '"', "‘": "'", "’": "'", "•": "*",
+    "│": "|", "─": "-", "✓": "ok", "✗": "x",
+    "\u0307": "_dot", "\u0304": "_bar", "\u0303": "_tilde", "\u0302": "_hat", "\u0308": "_ddot",
+}  # fmt: skip
+
+# Unicode categories that are never printed as they are: controls (Cc), format characters
+# (Cf: bidi overrides, zero-width space/joiner, tag characters), surrogates (Cs: undecodable
+# argv bytes), private use (Co), unassigned (Cn), and line/paragraph separators (Zl, Zp).
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
-def table(rows: list[tuple[str, str, str]], title: str) -> str:
-    """A titled, column-aligned table of (name, symbol, value) rows."""
-    w0 = max(len(r[0]) for r in rows)
-    w1 = max(len(r[1]) for r in rows)
+def _escape(ch: str) -> str:
+    o = ord(ch)
+    if o < 0x80:
+        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch, f"\\x{o:02x}")
+    if o <= 0xFFFF:
+        return f"\\u{o:04x}"
+    return f"\\U{o:08x}"
+
+
+def _unsafe(ch: str) -> bool:
+    return unicodedata.category(ch) in _UNSAFE_CATEGORIES
+
+
+def escape_controls(text: str, keep: str = "\n\t") -> str:
+    """``text`` with every control/format character except those in ``keep`` made visible.
+
+    Example:
+      >>> escape_controls("tanh\\x1b[2J\\u202e")
+      'tanh\\\\x1b[2J\\\\u202e'
+    """
+    if text.isprintable() and not any(c in text for c in "\u2028\u2029"):
+        return text  # the common case: nothing to do
+    return "".join(_escape(c) if c not in keep and _unsafe(c) else c for c in text)
+
+
+def to_ascii(text: str) -> str:
+    """``text`` with non-ASCII characters replaced by ASCII names or ``\\uXXXX`` escapes.
+
+    Example:
+      >>> to_ascii("α*₁ = φ(τ*ξ), σ_a² = 1/5")
+      'alpha*_1 = phi(tau*xi), sigma_a^2 = 1/5'
+    """
+    return _encodable(text, "ascii")
+
+
+def _encodable(text: str, encoding: str) -> str:
+    try:
+        text.encode(encoding)
+        return text
+    except (UnicodeEncodeError, LookupError):
+        pass
+    out = []
+    for ch in text:
+        out.append(ch if _fits(ch, encoding) else _name_for(ch, encoding))
+    return "".join(out)
+
+
+def _fits(ch: str, encoding: str) -> bool:
+    try:
+        ch.encode(encoding)
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
+
+
+def _name_for(ch: str, encoding: str) -> str:
+    if ch in _ASCII_NAMES:
+        return _ASCII_NAMES[ch]
+    parts = unicodedata.normalize("NFKD", ch)
+    if parts != ch and all(_fits(p, encoding) or p in _ASCII_NAMES for p in parts):
+        return "".join(p if _fits(p, encoding) else _ASCII_NAMES[p] for p in parts)
+    return _escape(ch)
+
+
+def for_stream(text: str, encoding: str | None, *, keep: str = "\n\t") -> str:
+    """``text`` made safe for a stream with ``encoding``: controls escaped, ASCII fallback."""
+    return _encodable(escape_controls(text, keep), encoding or "utf-8")
+
+
+def one_line(text: str, encoding: str | None = None) -> str:
+    """``text`` as one safe line (newlines and tabs escaped too), e.g. for an error message."""
+    return for_stream(text.strip(), encoding, keep="")
+
+
+@contextlib.contextmanager
+def _stdout_errors() -> Iterator[None]:
+    """A failing write (full disk, I/O error) becomes a :class:`deqrmt.FileError`; a closed
+    pipe stays a BrokenPipeError, which the command line treats as the reader leaving."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise FileError(f"cannot write to standard output: {e.strerror or e}.") from None
+
+
+def print_stderr(line: str) -> None:
+    """Print ``line`` on stderr as one safe line (controls escaped, ASCII where needed)."""
+    err = sys.stderr
+    try:
+        err.write(one_line(line, getattr(err, "encoding", None)) + "\n")
+        err.flush()
+    except (OSError, ValueError):
+        pass  # stderr itself is gone: nothing more can be said
+
+
+class SafeStream(io.TextIOBase):
+    """A text stream that passes everything written through :func:`for_stream` to ``raw``.
+
+    ``buffer``, ``fileno``, ``isatty`` and ``encoding`` are those of ``raw``, so code that
+    writes bytes (``write_output("-", ...)``) or asks for a terminal still can.
+    """
+
+    def __init__(self, raw: TextIO) -> None:
+        super().__init__()
+        self.raw = raw
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.raw, "encoding", None) or "utf-8"
+
+    @property
+    def buffer(self) -> io.BufferedIOBase | None:
+        return getattr(self.raw, "buffer", None)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        with _stdout_errors():
+            self.raw.write(for_stream(s, self.encoding))
+        return len(s)
+
+    def flush(self) -> None:
+        with _stdout_errors():
+            self.raw.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(self.raw, "isatty", lambda: False)())
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+
+def table(rows: Sequence[Sequence[str]], title: str, encoding: str | None = None) -> str:
+    """A titled, column-aligned table (any number of columns; the last is left unpadded).
+
+    Cells are rendered for ``encoding`` (default: that of ``sys.stdout``) first, so the columns
+    stay aligned when Greek symbols fall back to ASCII names.
+    """
+    enc = encoding or getattr(sys.stdout, "encoding", None) or "utf-8"
+    cells = [tuple(for_stream(c, enc) for c in r) for r in rows]
+    title = for_stream(title, enc)
+    ncol = max(len(r) for r in cells)
+    widths = [max(len(r[i]) for r in cells if i < len(r)) for i in range(ncol - 1)]
     lines = [title, "-" * len(title)]
-    lines += [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
+    for r in cells:
+        head = "  ".join(f"{c:<{w}}" for c, w in zip(r[:-1], widths, strict=False))
+        lines.append(f"{head}  {r[-1]}" if head else r[-1])
     return "\n".join(lines)

@@ -3,6 +3,11 @@
 Never imports torch.
 """
 
+from ._check import CheckItem as CheckItem
+from ._check import CheckReport as CheckReport
+from ._check import LipschitzBound as LipschitzBound
+from ._check import check_activation as check_activation
+from ._check import lipschitz_bound as lipschitz_bound
 from ._coefficients import DEQ_KEYS as DEQ_KEYS
 from ._coefficients import LAYER_KEYS as LAYER_KEYS
 from ._coefficients import MOMENT_KEYS as MOMENT_KEYS

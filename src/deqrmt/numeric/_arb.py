@@ -257,8 +257,12 @@ class AcbContext(ArbContext):
 def arb_to_mpf(x: arb) -> mpmath.mpf:
     """The exact midpoint of ``x`` as an mpmath number (no rounding)."""
     man, exp = x.mid().man_exp()
-    # make_mpf wraps the raw value as is; mpf(raw) would round it to mp.prec
-    return mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(int(man), int(exp)))
+    # make_mpf wraps the raw value as is (mpf(raw) would round it to mp.prec), in a private
+    # context as precise as the value: arithmetic on it then keeps its digits, as it does on
+    # the verified path's values (the global mp.prec is usually 53 bits)
+    ctx = mpmath.MPContext()
+    ctx.prec = max(64, int(man).bit_length() + 32)
+    return ctx.make_mpf(mpmath.libmp.from_man_exp(int(man), int(exp)))
 
 
 def _exact_fraction(x: arb) -> Fraction:
@@ -283,7 +287,10 @@ def _round(v: Fraction, n: int) -> tuple[int, int, int]:
         return (0, 0, 0)
     sign = -1 if v < 0 else 1
     a = abs(v)
-    e = len(str(a.numerator)) - len(str(a.denominator))  # within one of floor(log10 a)
+    # floor(log10 a) from the bit lengths (str() of a huge int hits Python's digit limit),
+    # within a couple of units; then exact steps
+    bits = a.numerator.bit_length() - a.denominator.bit_length()
+    e = math.floor(bits * math.log10(2))
     while a >= Fraction(10) ** (e + 1):
         e += 1
     while a < Fraction(10) ** e:

@@ -86,7 +86,7 @@ class Design:
     def to_dict(self) -> dict[str, Any]:
         d = self.deq.to_dict()
         return {
-            "inputs": {
+            "setting": {
                 "deq": d["activation"],
                 "family": self.family.name,
                 "parameters": [str(p) for p in self.family.params],

@@ -223,13 +223,14 @@ def solve_tau(
     """
     vm = variance_map(problem)
     a, b, kind = scan_fixed_points(problem).star if root is None else root
-    if a == b:
+    if a == b and kind == 0:
         # h touches 0 without crossing: F' = 1, a neutral point the iteration creeps to
         raise ContractionError(
             f"the fixed point τ ≈ {a**0.5:.10g} is a double root of F(τ²) = τ² (F' = 1): not "
             f"attracting at sigma_a2={problem.sigma_a2}; reduce sigma_a2."
         )
-    q_f = polish(vm.h(mpmath.fp, 0, 15), a, b, 1e-13)
+    # a == b: h was exactly 0 at a grid point in float64 (e.g. q0, for a φ that vanishes near 0)
+    q_f = a if a == b else polish(vm.h(mpmath.fp, 0, 15), a, b, 1e-13)
     h = vm.h(ctx, refine)
     qa, qb = _bracket(h, ctx.mpf(q_f), ctx)
     tol = ctx.mpf(10) ** (-(ctx.dps - 2))
@@ -240,5 +241,4 @@ def solve_tau(
             f"τ*² did not converge at {ctx.dps} digits; ask for fewer digits (dps)."
         ) from None
     _, df, c = vm.at(ctx, q, refine)
-    del kind
     return FixedPoint(q, ctx.sqrt(q), c, df)

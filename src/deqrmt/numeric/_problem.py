@@ -27,6 +27,8 @@ from ..symbolic import Activation, get_activation
 __all__ = [
     "DEQProblem",
     "exact_number",
+    "exact_text",
+    "number_grid",
     "parse_trainable",
     "dps_limit",
     "RANGES",
@@ -110,6 +112,55 @@ def exact_number(value: Any, name: str) -> sp.Rational:
     except (ValueError, ZeroDivisionError):
         pass
     raise InvalidArgument(f"{name}={value!r}: expected a decimal like 0.2 or a fraction like 1/5.")
+
+
+#: points a command-line range or list may have (each is one full computation)
+MAX_GRID = 200
+
+
+def number_grid(value: Any, name: str) -> list[sp.Rational]:
+    """Exact numbers from ``"start:stop:count"`` (count points, both ends included), a comma
+    list ``"0.1,0.2"``, a Python list, or one number; each read by :func:`exact_number`."""
+    if isinstance(value, str) and value.count(":") == 2:
+        a, b, c = (t.strip() for t in value.split(":"))
+        start, stop = exact_number(a, name), exact_number(b, name)
+        if not c.isdigit() or not 1 <= int(c) <= MAX_GRID:
+            raise InvalidArgument(
+                f"{name}={value!r}: the count in start:stop:count must be an integer from 1 to "
+                f"{MAX_GRID}."
+            )
+        count = int(c)
+        if count > 1 and stop <= start:
+            raise InvalidArgument(f"{name}={value!r}: a range needs start < stop.")
+        if count == 1:
+            return [start]
+        return [start + i * (stop - start) / (count - 1) for i in range(count)]
+    if isinstance(value, str) and "," in value:
+        value = [t for t in value.split(",") if t.strip()]
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    if not items or len(items) > MAX_GRID:
+        raise InvalidArgument(f"{name}={value!r}: give 1 to {MAX_GRID} values.")
+    return [exact_number(v, name) for v in items]
+
+
+def exact_text(x: Fraction | sp.Rational) -> str:
+    """Canonical exact text: a finite decimal when there is one ("0.05"), else "p/q"."""
+    x = Fraction(int(x.p), int(x.q)) if isinstance(x, sp.Rational) else x
+    if x.denominator == 1:
+        return str(x.numerator)
+    d, twos, fives = x.denominator, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return f"{x.numerator}/{x.denominator}"
+    digits = max(twos, fives)
+    scaled = x * 10**digits
+    assert scaled.denominator == 1
+    sign = "-" if scaled < 0 else ""
+    s = str(abs(scaled.numerator)).rjust(digits + 1, "0")
+    return f"{sign}{s[:-digits]}.{s[-digits:]}".rstrip("0").rstrip(".")
 
 
 def _range_text(name: str) -> str:

@@ -82,7 +82,7 @@ def _acts_from_design(
     from ..numeric import explicit_coefficients
     from ..symbolic._family import get_family
 
-    fam = get_family(design["inputs"]["family"])
+    fam = get_family(design["setting"]["family"])
     sol = design["solutions"][0]
     acts = [fam.instantiate([sp.Rational(v) for v in layer.values()]) for layer in sol["params"]]
     coeffs = explicit_coefficients(acts, tau0=tau0, dps=20)
@@ -112,11 +112,11 @@ def certify_design(
     from ..numeric import deq_coefficients, explicit_coefficients
     from ..symbolic import get_activation
 
-    kernel = design["inputs"]["kernel"]
+    kernel = design["setting"]["kernel"]
     if kernel not in ("ck", "ntk"):
         raise InvalidArgument(f"design kernel must be ck or ntk, got {kernel!r}.")
-    sa2 = design["inputs"]["sigma_a2"]
-    input_trainable = bool(design["inputs"].get("enn_input_layer_trainable", False))
+    sa2 = design["setting"]["sigma_a2"]
+    input_trainable = bool(design["setting"].get("enn_input_layer_trainable", False))
     rng = np.random.default_rng(seed)
     runs = []
     for n in ns:
@@ -124,7 +124,7 @@ def certify_design(
         mix = paper_mixture(p)
         sample = mix.sample(n, rng)
         tau0 = f"{mix.tau0(n):.8f}"
-        coeffs = deq_coefficients(deq, sa2, design["inputs"]["sigma_b2"], tau0, 20)
+        coeffs = deq_coefficients(deq, sa2, design["setting"]["sigma_b2"], tau0, 20)
         phi = get_activation(deq)
         deq_act = CenteredActivation.from_activation(phi, float(coeffs.center))
         ex = exact_kernels(deq_act, sample.X, float(coeffs.sigma_a2), float(coeffs.sigma_b2))
@@ -169,7 +169,7 @@ def certify_design(
     )
     inputs = {
         "deq": deq,
-        "design": design["inputs"],
+        "design": design["setting"],
         "ns": list(ns),
         "ratio": ratio,
         "m": m,

@@ -1,4 +1,5 @@
-"""``deqrmt validate ACT …``: options and the command body.
+"""``deqrmt validate ACT …``: options and the command body (registered by
+:mod:`deqrmt.cli.validate`).
 
 torch is imported only inside :func:`run`, so building the parser (``deqrmt --help``) stays
 light.  Exit status: 0 when the equivalents pass the verdict, 1 when they are rejected; errors
@@ -10,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-
-from .._errors import InvalidArgument
 
 __all__ = ["configure_parser", "run"]
 
@@ -75,7 +74,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         "--device",
         default="auto",
         choices=["auto", "cpu", "cuda"],
-        help="Monte Carlo and exact kernels: CUDA when available (auto)",
+        help="Monte Carlo and exact kernels; auto uses CUDA when available",
     )
     p.add_argument(
         "--dtype",
@@ -84,12 +83,22 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="Monte Carlo precision (exact kernels are always float64)",
     )
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--plot", metavar="DIR", default=None, help="write PNG figures into DIR")
+    p.add_argument("--json", action="store_true", help="print one JSON object (default: a table)")
+    p.add_argument(
+        "--plot",
+        metavar="DIR",
+        default=None,
+        help="write PNG figures into DIR, created if needed (default: no plots)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace existing figures in DIR (default: refuse)",
+    )
     p.add_argument(
         "--no-mc",
         action="store_true",
-        help="skip the Monte Carlo networks (exact vs equivalent only)",
+        help="skip the Monte Carlo networks: exact vs equivalent only (default: run them)",
     )
     p.add_argument(
         "--trainable",
@@ -106,9 +115,11 @@ def run(args: argparse.Namespace) -> int:
     """Run the sweep described by ``args``; print the table or JSON; write plots."""
     from tqdm import tqdm
 
+    from .._io import check_directory, write_directory
+    from .._text import print_stderr
     from ..symbolic import get_activation
     from ._plots import write_plots
-    from ._report import report_json, report_text
+    from ._report import report_dict, report_text
     from ._sweep import ValidationConfig, resolve_device, run_validation
 
     config = ValidationConfig(
@@ -130,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
     # Fail fast, before the progress bar draws anything, on what can be checked up front.
     resolve_device(config.device)
     get_activation(config.activation)
+    if args.plot:
+        check_directory(args.plot)
     bar_off = not sys.stderr.isatty()  # a bar in a log file is noise; errors stay one line
     with tqdm(
         total=config.steps(),
@@ -144,11 +157,15 @@ def run(args: argparse.Namespace) -> int:
             bar.update(1)
 
         result = run_validation(config, progress=progress)
-    print(report_json(result) if args.json else report_text(result))
+    if args.json:
+        from ..cli._common import print_json
+
+        print_json(args, report_dict(result))
+    else:
+        print(report_text(result))
     if args.plot:
-        try:
-            paths = write_plots(result, args.plot)
-        except OSError as e:
-            raise InvalidArgument(f"cannot write plots into {args.plot!r}: {e.strerror}.") from None
-        print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
+        paths = write_directory(
+            args.plot, lambda tmp: write_plots(result, tmp), force=getattr(args, "force", False)
+        )
+        print_stderr("wrote " + ", ".join(paths))
     return 0 if result.passed else 1

@@ -36,7 +36,7 @@ def report_dict(result: ValidationResult) -> dict[str, Any]:
             }
         )
     return {
-        "inputs": result.config.as_dict(),
+        "setting": result.config.as_dict(),
         "device": result.device,
         "runs": runs,
         "slope": {"ck": _num(result.slope_ck), "ntk": _num(result.slope_ntk)},

@@ -1,0 +1,179 @@
+"""``deqrmt sweep`` on the embedded cluster vs the same tasks run serially, in one run.
+
+The grid: 16 CPU-bound coefficient tasks at 40 digits (4 activations × 4 values of σ_a²).
+
+* **serial**: :func:`deqrmt.sweep.execute` on each task in this process, one after the other.
+* **sweep**: :func:`deqrmt.sweep.run_sweep` on a cluster built like the embedded one
+  (``LocalCluster(n_workers=os.cpu_count(), threads_per_worker=1, processes=True)``), started
+  here so that it can be warmed first; the time is ``SweepResult.seconds`` (first submission
+  to last stored result, store writes included).
+* **ceiling**: the same tasks on the same number of plain processes (a warm
+  ``ProcessPoolExecutor``, no Dask): what the cores actually give this process tree.
+
+Everything is *warm*: the activations are evaluated once at another σ_a² first (here, on every
+Dask worker via ``Client.run``, in every pool process), so that the one-off costs (imports,
+SymPy builds, compiled formulas; ~1–4 s per activation and process) stay outside the ratio; a
+large sweep pays them once per worker.  ``--rounds R`` runs serial, sweep and ceiling in turn R
+times, each round on fresh σ_a² values (the engine caches a finished problem, so a repeated
+task would be free), and reports the best of each: on a shared machine the load moves between
+measurements.  On such a machine (other sessions' processes; Linux autogroup shares the CPU per
+session) the ceiling is far below the core count, and ``ceiling / sweep`` is Dask's own
+overhead.  ``--cold`` adds the end-to-end numbers: a fresh serial subprocess vs ``run_sweep``
+with its own embedded cluster (start-up and warm-up included).
+
+Usage: python benchmarks/sweep.py [--dps 40] [--workers N] [--rounds 3] [--cold]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from fractions import Fraction
+from pathlib import Path
+
+from deqrmt.sweep import execute, parse_spec, run_sweep
+
+ACTIVATIONS = ["tanh", "erf", "silu", "softplus"]
+SIGMA_A2 = ["0.15", "0.25", "0.35", "0.45"]
+WARM_SIGMA_A2 = "0.05"
+
+
+def _spec_text(dps: int, sigmas: list[str]) -> str:
+    return textwrap.dedent(
+        f"""
+        kind = "coefficients"
+        activations = {ACTIVATIONS!r}
+        sigma_a2 = {sigmas!r}
+        dps = {dps}
+        """
+    ).replace("'", '"')
+
+
+def _sigmas(round_: int) -> list[str]:
+    """Round r's σ_a² grid: SIGMA_A2 shifted by r/1000 (new problems, same cost)."""
+    return [str(float(Fraction(s) + Fraction(round_, 1000))) for s in SIGMA_A2]
+
+
+def _warm(dps: int) -> None:
+    for t in parse_spec(_spec_text(dps, [WARM_SIGMA_A2])).tasks:
+        execute(t.kind, t.inputs)
+
+
+def _run_task(kind: str, inputs: dict[str, object]) -> None:
+    assert execute(kind, inputs)["error"] is None
+
+
+def _barrier_wait(barrier: object) -> None:
+    barrier.wait()  # type: ignore[attr-defined]
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dps", type=int, default=40)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best of each")
+    ap.add_argument("--cold", action="store_true", help="also time both end to end, cold")
+    args = ap.parse_args()
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from distributed import Client, LocalCluster
+
+    print(f"load average before: {_load()}  (cores: {os.cpu_count()})")
+    _warm(args.dps)
+    times: dict[str, list[float]] = {"serial": [], "sweep": [], "ceiling": []}
+    ctx = multiprocessing.get_context("spawn")
+    cluster = LocalCluster(
+        n_workers=args.workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
+    try:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            Client(cluster, set_as_default=False) as client,
+            ctx.Manager() as manager,
+            ProcessPoolExecutor(
+                args.workers, mp_context=ctx, initializer=_warm, initargs=(args.dps,)
+            ) as pool,
+        ):
+            client.run(_warm, args.dps)
+            # every pool process warm and idle before any clock starts
+            barrier = manager.Barrier(args.workers)
+            list(pool.map(_barrier_wait, [barrier] * args.workers))
+            for r in range(args.rounds):
+                spec = parse_spec(_spec_text(args.dps, _sigmas(r)))
+                assert len(spec.tasks) == 16
+                tasks = [(t.kind, dict(t.inputs)) for t in spec.tasks]
+
+                t = time.perf_counter()
+                for kind, inputs in tasks:
+                    _run_task(kind, inputs)
+                times["serial"].append(time.perf_counter() - t)
+
+                result = run_sweep(
+                    spec,
+                    store=Path(tmp) / f"round{r}.sqlite",
+                    scheduler=cluster.scheduler_address,
+                    workers=args.workers,
+                )
+                assert result.ok, result.table()
+                times["sweep"].append(result.seconds)
+
+                # the same tasks: new to the pool's processes (the caches are per process)
+                t = time.perf_counter()
+                list(pool.map(_run_task, *zip(*tasks, strict=True)))
+                times["ceiling"].append(time.perf_counter() - t)
+                print(
+                    f"round {r + 1}: serial {times['serial'][-1]:.2f} s, sweep "
+                    f"{times['sweep'][-1]:.2f} s, ceiling {times['ceiling'][-1]:.2f} s "
+                    f"(load {_load()})",
+                    flush=True,
+                )
+    finally:
+        cluster.close()
+    best = {k: min(v) for k, v in times.items()}
+    print(f"16 coefficient tasks at {args.dps} digits, warm, best of {args.rounds} rounds:")
+    print(f"  serial (one process)              {best['serial']:8.2f} s")
+    print(f"  sweep ({args.workers} Dask worker processes)  {best['sweep']:8.2f} s")
+    print(f"  ceiling ({args.workers} plain processes)      {best['ceiling']:8.2f} s")
+    print(f"  ratio serial / sweep              {best['serial'] / best['sweep']:8.2f}x")
+    print(f"  ratio serial / ceiling            {best['serial'] / best['ceiling']:8.2f}x")
+
+    if args.cold:
+        spec = parse_spec(_spec_text(args.dps, SIGMA_A2))
+        with tempfile.TemporaryDirectory() as tmp:
+            # the cold serial run: a fresh interpreter over the same task list
+            script = Path(tmp) / "serial.py"
+            script.write_text(
+                "from deqrmt.sweep import execute, parse_spec\n"
+                f"spec = parse_spec({_spec_text(args.dps, SIGMA_A2)!r})\n"
+                "for t in spec.tasks:\n    assert execute(t.kind, t.inputs)['error'] is None\n"
+            )
+            t = time.perf_counter()
+            subprocess.run([sys.executable, str(script)], check=True)
+            cold_serial = time.perf_counter() - t
+            t = time.perf_counter()
+            res = run_sweep(spec, store=Path(tmp) / "cold.sqlite", workers=args.workers)
+            cold_sweep = time.perf_counter() - t
+            assert res.ok, res.table()
+        print("cold, end to end (fresh processes, cluster start-up included):")
+        print(f"  serial subprocess                 {cold_serial:8.2f} s")
+        print(f"  run_sweep, embedded cluster       {cold_sweep:8.2f} s")
+        print(f"  ratio                             {cold_serial / cold_sweep:8.2f}x")
+    print(f"load average after:  {_load()}")
+
+
+if __name__ == "__main__":
+    main()

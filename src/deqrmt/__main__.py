@@ -1,0 +1,8 @@
+"""``python -m deqrmt``: the same as the ``deqrmt`` console script."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

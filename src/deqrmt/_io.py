@@ -1,0 +1,216 @@
+"""Writing a named output file: atomic, never through a link, never over a device or a file.
+
+:func:`write_output` is the only way deqrmt writes a file the user names (``latex -o``,
+``codegen -o``, ``--plot``).  The rules:
+
+* ``-`` means standard output;
+* an existing path that is not a regular file (a directory, a device such as ``/dev/full``, a
+  FIFO, a socket) or that is a symbolic link is refused, not replaced: replacing a link would
+  leave its target stale, and replacing a device as root would destroy it;
+* an existing regular file is replaced only with ``force=True`` (``--force``);
+* the bytes go to a temporary file in the same directory, are flushed to disk (``fsync``) and
+  renamed over the path (``os.replace``), so a reader sees the old file or the new one, never
+  half of one; the temporary file is removed on any failure, Ctrl-C included.
+
+Every refusal or failure is a :class:`deqrmt.FileError` whose message names the path and the
+remedy; nothing has been changed when it is raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+
+from ._errors import FileError
+
+__all__ = ["STDOUT", "check_directory", "check_output", "write_output", "write_directory"]
+
+#: The path that means "standard output".
+STDOUT = "-"
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _refuse_existing(path: str, *, force: bool) -> os.stat_result | None:
+    """The ``lstat`` of ``path`` if it may be replaced, None if it does not exist; else raise."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise FileError(f"cannot write {path!r}: {e.strerror}.") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise FileError(
+            f"refusing to write {path!r}: it is a symbolic link (deqrmt does not replace links); "
+            "give the link's target path, or remove the link first."
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise FileError(
+            f"refusing to write {path!r}: it is {_kind(st.st_mode)}, not a regular file; "
+            "give the path of a file to create."
+        )
+    if not force:
+        raise FileError(f"refusing to overwrite {path!r}: it exists; pass --force to replace it.")
+    return st
+
+
+def check_output(path: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Raise :class:`FileError` now if :func:`write_output` would refuse ``path`` (so that a
+    long computation is not wasted on an output that cannot be written)."""
+    name = os.fspath(path)
+    if name != STDOUT:
+        _refuse_existing(name, force=force)
+        directory = os.path.dirname(os.path.abspath(name))
+        if not os.path.isdir(directory):
+            raise FileError(f"cannot write {name!r}: the directory {directory!r} does not exist.")
+
+
+def check_directory(directory: str | os.PathLike[str]) -> None:
+    """Raise :class:`FileError` unless ``directory`` is a directory or does not exist yet."""
+    target = os.fspath(directory)
+    if target == STDOUT or not target:
+        raise FileError(f"a directory is needed here, not {target!r}.")
+    if os.path.lexists(target) and not os.path.isdir(target):
+        raise FileError(f"refusing to use {target!r} as the output directory: not a directory.")
+
+
+def write_directory(
+    directory: str | os.PathLike[str],
+    produce: Callable[[str], Iterable[str | os.PathLike[str]]],
+    *,
+    force: bool = False,
+) -> list[str]:
+    """Let ``produce(tmpdir)`` write files into a private temporary directory, then move each
+    into ``directory`` (created if missing) with :func:`write_output`'s rules.
+
+    For writers that only take a path (matplotlib's ``savefig``): no file of theirs ever lands
+    on a link, a device or an existing file.  Every target is checked before any is written.
+    """
+    target = os.fspath(directory)
+    check_directory(target)
+    with tempfile.TemporaryDirectory(prefix="deqrmt-") as tmp:
+        made = [os.fspath(p) for p in produce(tmp)]
+        try:
+            os.makedirs(target, exist_ok=True)
+        except OSError as e:
+            raise FileError(f"cannot create the directory {target!r}: {e.strerror}.") from None
+        pairs = [(p, os.path.join(target, os.path.basename(p))) for p in made]
+        for _, dest in pairs:
+            _refuse_existing(dest, force=force)
+        out = []
+        for src, dest in pairs:
+            with open(src, "rb") as fh:
+                out.append(write_output(dest, fh.read(), force=force))
+    return out
+
+
+def _to_stdout(data: bytes | str) -> None:
+    try:
+        _write_stdout(data)
+    except BrokenPipeError:
+        raise  # the reader left: the command line exits quietly
+    except FileError:
+        raise
+    except OSError as e:
+        raise FileError(f"cannot write to standard output: {e.strerror or e}.") from None
+
+
+def _write_stdout(data: bytes | str) -> None:
+    if isinstance(data, str):
+        sys.stdout.write(data)
+        sys.stdout.flush()
+        return
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        raise FileError("cannot write binary output to this standard output; give a file path.")
+    buffer.write(data)
+    buffer.flush()
+
+
+def _new_file_mode() -> int:
+    """0o666 minus the umask, what ``open(path, "w")`` would have created."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_output(path: str | os.PathLike[str], data: bytes | str, *, force: bool = False) -> str:
+    """Write ``data`` (text is encoded as UTF-8) to ``path`` atomically; ``-`` is stdout.
+
+    Args:
+      path: the file to create or, with ``force``, to replace; ``"-"`` writes to stdout.
+      data: the whole content.
+      force: replace an existing regular file (never a link, directory or device).
+
+    Returns:
+      The path written (``"-"`` for stdout).
+
+    Raises:
+      FileError: the path is refused or cannot be written; nothing was changed.
+
+    Example:
+      >>> import os, tempfile
+      >>> p = os.path.join(tempfile.mkdtemp(), "out.txt")
+      >>> write_output(p, "hello\\n") == p
+      True
+    """
+    name = os.fspath(path)
+    if name == STDOUT:
+        _to_stdout(data)
+        return STDOUT
+    if not name or "\x00" in name:
+        raise FileError(f"invalid output path {name!r}.")
+    blob = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    old = _refuse_existing(name, force=force)
+    directory = os.path.dirname(os.path.abspath(name))
+    base = os.path.basename(name) or "output"
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        raise FileError(f"cannot write {name!r}: {e.strerror} (in {directory!r}).") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(old.st_mode) if old is not None else _new_file_mode())
+        # The path may have changed since the check (another process); check again.
+        if _refuse_existing(name, force=force) is None:
+            try:
+                os.link(tmp, name)  # atomic and never clobbers: fails if the name appeared
+            except FileExistsError:
+                raise FileError(
+                    f"refusing to overwrite {name!r}: it appeared while writing; pass --force "
+                    "to replace it."
+                ) from None
+            except OSError:
+                os.replace(tmp, name)  # a file system without hard links
+            else:
+                os.unlink(tmp)
+        else:
+            os.replace(tmp, name)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError) and not isinstance(e, FileError):
+            raise FileError(f"cannot write {name!r}: {e.strerror or e}.") from None
+        raise
+    return name

@@ -1,0 +1,195 @@
+"""The ``deqrmt`` command line: one module per command, registered in :data:`COMMANDS`.
+
+A command module defines ``NAME``, ``register(subparsers)`` (adds its parser, with a
+description and help for every option) and ``run(args) -> int``; it imports SymPy, mpmath or
+torch only inside ``run``, so ``deqrmt --help`` and ``deqrmt coefficients`` never import torch.
+
+Exit codes (:data:`EXIT_CODES`):
+
+====  ========================================================================================
+0     success
+1     a check ran and failed (``validate`` rejected the equivalents, ``certify`` failed)
+2     bad input: any :class:`deqrmt.DeqrmtError` (one line ``deqrmt: error: Class: message``),
+      a usage error, a refused or unwritable output file, a full disk on stdout, a missing
+      ``[validate]`` extra; a closed pipe (``deqrmt … | head``) exits 2 silently
+70    an internal error, i.e. a bug: one line, the traceback with ``DEQRMT_DEBUG=1``
+130   interrupted (Ctrl-C): one line ``deqrmt: interrupted``
+====  ========================================================================================
+
+``DEQRMT_BUG_LOG=FILE`` appends a line to FILE on every exit 70 (the test suite fails on it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from .._errors import DeqrmtError, ParseError, UnknownActivation
+from .._text import SafeStream
+from ._common import HelpFormatter, Parser, flag_names, print_stderr
+
+__all__ = ["COMMANDS", "EXIT_CODES", "build_parser", "main"]
+
+#: The command modules of this package, in ``deqrmt --help`` order; adding one is one line.
+COMMANDS: tuple[str, ...] = (
+    "coefficients",
+    "explicit",
+    "sphere",
+    "derive",
+    "latex",
+    "codegen",
+    "design",
+    "certify",
+    "experiment",
+    "validate",
+    "check",
+    "sweep",
+    "bias",
+    "activations",
+    "families",
+)
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_BUG = 70
+EXIT_INTERRUPTED = 130
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_CHECK_FAILED: "a check ran and failed (validate, certify)",
+    EXIT_BAD_INPUT: "bad input, a refused or unwritable file, a missing extra, a closed pipe",
+    EXIT_BUG: "internal error (a bug; DEQRMT_DEBUG=1 shows the traceback)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+_EPILOG = "exit codes: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()) + "."
+
+
+def _modules() -> dict[str, ModuleType]:
+    return {name: importlib.import_module(f"{__name__}.{name}") for name in COMMANDS}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``deqrmt`` argument parser (imports no SymPy, mpmath or torch)."""
+    from .. import __version__
+
+    parser = Parser(
+        prog="deqrmt",
+        description="Derived high-dimensional equivalents of DEQ conjugate and neural tangent "
+        "kernels (Ling et al., ICML 2024) and of explicit networks, to verified digits.",
+        epilog=_EPILOG,
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"deqrmt {__version__}", help="print the version"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in _modules().values():
+        module.register(sub)
+    return parser
+
+
+def _suggest_command(argv: list[str]) -> str | None:
+    """The one-line error for an unknown command, with a suggestion; None if argv[0] is known."""
+    if not argv or argv[0].startswith("-") or argv[0] in COMMANDS:
+        return None
+    close = difflib.get_close_matches(argv[0], COMMANDS, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; commands: {', '.join(COMMANDS)}"
+    return f"deqrmt: error: unknown command {argv[0]!r}{hint} (see deqrmt --help)"
+
+
+def _dispatch(argv: list[str]) -> int:
+    if argv[:1] == ["validate"] and any(a == "--enn" or a.startswith("--enn=") for a in argv):
+        argv = ["certify", *argv[1:]]  # the older spelling `deqrmt validate --deq … --enn …`
+    unknown = _suggest_command(argv)
+    if unknown is not None:
+        print_stderr(unknown)
+        return EXIT_BAD_INPUT
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # --help, --version, or a usage error already printed
+        return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
+    module = importlib.import_module(f"{__name__}.{args.command}")
+    return int(module.run(args))
+
+
+def _error_line(e: DeqrmtError) -> str:
+    message = str(e)
+    if not isinstance(e, (ParseError, UnknownActivation)):  # those quote the user's text
+        message = flag_names(message)
+    return f"deqrmt: error: {type(e).__name__}: {message}"
+
+
+def _log_bug(argv: Sequence[str], e: BaseException) -> None:
+    path = os.environ.get("DEQRMT_BUG_LOG")
+    if not path:
+        return
+    with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"{type(e).__name__}: {e!s:.500} | argv={list(argv)!r:.500}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``deqrmt`` console script; returns the exit code (see module doc)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    raw_stdout = sys.stdout
+    sys.stdout = SafeStream(raw_stdout)
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # a full disk must be reported here, not at interpreter exit
+        return code
+    except KeyboardInterrupt:
+        print_stderr("deqrmt: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `deqrmt … | head`: the reader left; nothing more to say
+        return EXIT_BAD_INPUT
+    except DeqrmtError as e:
+        if os.environ.get("DEQRMT_DEBUG"):
+            raise
+        print_stderr(_error_line(e))
+        return EXIT_BAD_INPUT
+    except Exception as e:
+        if _interrupted(e):  # Ctrl-C inside a C extension's callback (flint) surfaces wrapped
+            print_stderr("deqrmt: interrupted")
+            return EXIT_INTERRUPTED
+        _log_bug(args, e)
+        if os.environ.get("DEQRMT_DEBUG"):
+            raise
+        print_stderr(
+            f"deqrmt: internal error: {type(e).__name__}: {e} — this is a bug; rerun with "
+            "DEQRMT_DEBUG=1 for the traceback"
+        )
+        return EXIT_BUG
+    finally:
+        sys.stdout = raw_stdout
+        _settle_stdout(raw_stdout)
+
+
+def _interrupted(e: BaseException) -> bool:
+    """Whether ``e`` wraps a KeyboardInterrupt: a C extension whose Python callback was
+    interrupted raises ``SystemError(... returned a result with an exception set)`` from it."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _settle_stdout(raw: object) -> None:
+    """Flush stdout; if it cannot be written any more (closed pipe, full disk), point file
+    descriptor 1 at /dev/null so that the interpreter's own flush at exit cannot fail too."""
+    try:
+        raw.flush()  # type: ignore[attr-defined]
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, raw.fileno())  # type: ignore[attr-defined]
+            os.close(devnull)

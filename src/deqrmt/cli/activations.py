@@ -1,0 +1,38 @@
+"""``deqrmt activations``: the activation library."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import add_command, add_json, print_json
+
+__all__ = ["NAME", "register", "run"]
+
+NAME = "activations"
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    p = add_command(
+        subparsers,
+        NAME,
+        help="list the activation library",
+        description="The library's activations with their formulas. Each name can be used as "
+        "ACT, with parameters (leaky_relu(0.2), hard_tanh(1.2, 0.8)), or inside an expression "
+        "in x ('0.5*gelu(x) + tanh(x)', '2*leaky_relu(0.2)'). Expressions may also use exp, "
+        "log, sqrt, abs, max, min, tanh, sin, cos, sinh, cosh, atan, erf, erfc, sigmoid, "
+        "softplus, relu, heaviside, sign and the constant pi.",
+    )
+    add_json(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..symbolic import LIBRARY
+
+    if args.json:
+        print_json(args, {"activations": {k: v[1] for k, v in sorted(LIBRARY.items())}})
+    else:
+        for k, (_, doc) in sorted(LIBRARY.items()):
+            print(f"{k:<12} {doc}")
+    return 0

@@ -1,0 +1,182 @@
+"""``deqrmt coefficients ACT``: τ*, γ*, α*₁..₄, β*₁..₃, κ* of a DEQ (ICML 2024, Theorems 1–2)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .._errors import InvalidArgument
+from ._common import (
+    add_activation,
+    add_command,
+    add_dps,
+    add_force,
+    add_json,
+    add_problem,
+    add_trainable,
+    print_json,
+    print_stderr,
+)
+
+__all__ = ["NAME", "register", "run"]
+
+NAME = "coefficients"
+
+_DEQ_SYMBOLS = {
+    "tau_star": "τ*", "gamma_star": "γ*", "alpha_1": "α*₁", "alpha_2": "α*₂", "alpha_3": "α*₃",
+    "alpha_4": "α*₄", "beta_1": "β*₁", "beta_2": "β*₂", "beta_3": "β*₃", "kappa_star": "κ*",
+    "center": "c (φ − c centered)",
+}  # fmt: skip
+_MOMENT_SYMBOLS = {
+    "E_phi_prime": "E[φ'(τ*ξ)]", "E_phi_second": "E[φ''(τ*ξ)]",
+    "E_phi_prime_sq": "E[φ'(τ*ξ)²]", "E_phi_sq_second": "E[(φ²)''(τ*ξ)]",
+}  # fmt: skip
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    p = add_command(
+        subparsers,
+        NAME,
+        help="τ*, γ*, α*₁..₄, β*₁..₃, κ* of a DEQ (ICML 2024, Theorems 1–2)",
+        description="Coefficients of the high-dimensional equivalents of the conjugate kernel "
+        "G* and the NTK K* of the DEQ z = φ(σ_a A z + σ_b B x)/√m.  Every digit shown is proven "
+        "by Arb ball arithmetic (or, with --no-certify or outside the enclosure rules, agrees "
+        "between two evaluations at different precisions).  --sigma-a2 also takes a range "
+        "start:stop:count or a list a,b,c: then one row per σ_a² (and --plot).",
+    )
+    add_activation(p)
+    add_problem(p)
+    p.add_argument(
+        "--no-center",
+        action="store_true",
+        help="keep φ as given and refuse if E[φ(τ*ξ)] ≠ 0 (default: center φ at its fixed point)",
+    )
+    add_trainable(p)
+    p.add_argument(
+        "--no-certify",
+        action="store_true",
+        help="skip the Arb proof and show the digits two evaluations agree on (default: every "
+        "digit is proven by ball arithmetic where the activation allows it)",
+    )
+    p.add_argument(
+        "--plot",
+        default=None,
+        metavar="DIR",
+        help="with a σ_a² range or list: write coefficients.png (coefficients against σ_a²) into "
+        "DIR (needs matplotlib, in the [validate] extra; default: no plot)",
+    )
+    add_force(p)
+    add_dps(p)
+    add_json(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..symbolic import get_activation
+
+    act = get_activation(args.activation)  # bad text is refused before the engine is imported
+    from ..numeric._problem import number_grid
+
+    grid = number_grid(args.sigma_a2, "sigma_a2")
+    if len(grid) > 1 or ":" in args.sigma_a2 or "," in args.sigma_a2:
+        return _run_grid(args, act, grid)
+    if args.plot:
+        raise InvalidArgument("--plot needs a σ_a² range or list, e.g. --sigma-a2 0.05:0.6:12.")
+    res = _compute(args, act, args.sigma_a2)
+    if args.json:
+        print_json(args, res.to_dict())
+        return 0
+    _print_table(res)
+    return 0
+
+
+def _compute(args: argparse.Namespace, act: Any, sigma_a2: Any) -> Any:
+    from ..numeric import deq_coefficients
+
+    return deq_coefficients(
+        act,
+        sigma_a2,
+        args.sigma_b2,
+        args.tau0,
+        args.dps,
+        center=not args.no_center,
+        trainable=args.trainable,
+        certify=not args.no_certify,
+    )
+
+
+def _print_table(res: Any) -> None:
+    from .._text import table
+    from ..numeric import DEQ_KEYS
+
+    p = res.problem
+    how = "proven (Arb balls)" if res.certified else "verified (two evaluations agree)"
+    title = (
+        f"DEQ {p.activation.name}: φ(x) = {p.activation.expr}, σ_a² = {p.sigma_a2}, "
+        f"σ_b² = {p.sigma_b2}, τ0 = {p.tau0}; NTK over ({', '.join(p.trainable)}); "
+        + ("φ centered at τ*" if p.center else "φ as given")
+        + f"; {p.dps} digits requested, {how}"
+    )
+    # Without an NTK (σ_a² E[φ'²] ≥ 1) the β*, κ* keys are absent; a note says why.
+    rows = [
+        (k, _DEQ_SYMBOLS[k], res.values[k].text if k in res.values else "n/a (see note)")
+        for k in DEQ_KEYS
+    ]
+    rows += [(k, _MOMENT_SYMBOLS[k], v.text) for k, v in res.moments.items()]
+    print(table(rows, title))
+    short = [k for k in DEQ_KEYS if k in res.values and res.values[k].digits < p.dps]
+    if short:
+        print(f"note: fewer digits than requested are proven/verified for {', '.join(short)}")
+    if res.reason:
+        print(f"note: not certified ({res.reason}); the digits shown agree between two evaluations")
+    for note in res.notes:
+        print(f"note: {note}")
+
+
+def _run_grid(args: argparse.Namespace, act: Any, grid: list[Any]) -> int:
+    from .._text import table
+    from ..numeric import DEQ_KEYS
+    from ..numeric._problem import exact_text
+
+    if args.plot:
+        from .._io import check_directory
+
+        check_directory(args.plot)  # refuse now, not after the computation
+    results = [_compute(args, act, s) for s in grid]
+    if args.json:
+        print_json(args, {"rows": [r.to_dict() for r in results]})
+    else:
+        keys = [k for k in DEQ_KEYS if k != "center"]
+        digits = min(args.dps, 12)  # a grid is read by eye: 12 digits (all proven) per cell
+        rows = [
+            (exact_text(r.problem.sigma_a2), *(_short(r, k, digits) for k in keys)) for r in results
+        ]
+        header = ("σ_a²", *(_DEQ_SYMBOLS[k] for k in keys))
+        print(table([header, *rows], f"DEQ {act.name} against σ_a² ({digits} digits shown)"))
+    if args.plot:
+        from .._io import write_directory
+
+        def produce(tmp: str) -> list[str]:
+            import os
+
+            from ..sweep._plots import coefficients_png
+
+            path = os.path.join(tmp, "coefficients.png")
+            points = [(float(r.problem.sigma_a2), r.as_floats()) for r in results]
+            coefficients_png({act.name: points}, path, f"DEQ {act.name} against σ_a²")
+            return [path]
+
+        for path in write_directory(args.plot, produce, force=args.force):
+            print_stderr(f"wrote {path}")
+    return 0
+
+
+def _short(res: Any, key: str, digits: int) -> str:
+    if key not in res.values:
+        return "n/a"
+    import mpmath
+
+    v = res.values[key]
+    if v.digits <= digits or v.value == 0:
+        return v.text
+    return mpmath.nstr(v.value, digits, strip_zeros=False)

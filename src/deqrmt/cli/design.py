@@ -1,0 +1,121 @@
+"""``deqrmt design --deq ACT --family FAMILY``: an equivalent explicit network (ENN) for a DEQ."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import (
+    add_command,
+    add_dps,
+    add_json,
+    add_problem,
+    add_trainable,
+    print_json,
+    print_stderr,
+)
+
+__all__ = ["NAME", "register", "run"]
+
+NAME = "design"
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    p = add_command(
+        subparsers,
+        NAME,
+        help="design an equivalent explicit network (ENN) for a DEQ",
+        description="Solve the CK (or NTK) matching equations for an L-layer explicit network "
+        "whose activations come from a family, so that its kernel equivalent equals the DEQ's. "
+        "`deqrmt certify` then checks a design against the DEQ.",
+    )
+    p.add_argument("--deq", required=True, metavar="ACT", help="the DEQ's activation (required)")
+    p.add_argument(
+        "--family",
+        required=True,
+        metavar="FAMILY",
+        help="the ENN's activation family (required): hard_tanh | leaky_relu | polynomialD | "
+        "an expression in x with parameters, e.g. 'a*tanh(b*x)'",
+    )
+    p.add_argument(
+        "--layers",
+        type=int,
+        default=None,
+        metavar="L",
+        help="ENN depth (default: the depth rule, 1 if α*₂ = α*₃/2 else 2)",
+    )
+    p.add_argument(
+        "--kernel",
+        choices=["ck", "ntk"],
+        default="ck",
+        help="match the conjugate kernel or the neural tangent kernel",
+    )
+    add_problem(p)
+    add_trainable(
+        p,
+        help="the DEQ NTK's parameter set; a,A ↔ ENN input layer fixed, a,A,B ↔ all layers "
+        "trainable",
+    )
+    p.add_argument(
+        "--starts", type=int, default=24, metavar="K", help="multi-start count of the root search"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the multi-start points")
+    add_dps(p)
+    add_json(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..numeric._design import design_enn
+
+    res = design_enn(
+        args.deq,
+        args.family,
+        layers=args.layers,
+        kernel=args.kernel,
+        sigma_a2=args.sigma_a2,
+        sigma_b2=args.sigma_b2,
+        tau0=args.tau0,
+        dps=args.dps,
+        trainable=args.trainable,
+        starts=args.starts,
+        seed=args.seed,
+        progress=_progress(),
+    )
+    if args.json:
+        print_json(args, res.to_dict())
+        return 0
+    d = res.to_dict()
+    print(
+        f"{args.kernel.upper()} matching: {d['setting']['deq']} DEQ ← {res.layers}-layer "
+        f"{res.family.name} ENN"
+    )
+    rule = d.get("depth_rule", {})
+    if rule:
+        print(
+            f"depth rule: α*₂ = {rule.get('alpha_2')}, α*₃/2 = {rule.get('alpha_3_over_2')}"
+            f" → at least {rule.get('min_layers')} layer(s)"
+        )
+    print(
+        f"family: φ(x) = {res.family.formula}, parameters {', '.join(map(str, res.family.params))}"
+    )
+    for note in rule.get("normalization", []):
+        print(f"normalised: {note}")
+    print("equations: " + "; ".join(d.get("equations", [])))
+    for sym in d.get("symmetries", []):
+        print(f"symmetry: {sym} (one solution per orbit is shown)")
+    for i, sol in enumerate(d.get("solutions", []), start=1):
+        layers = " | ".join(
+            ", ".join(f"{k} = {v}" for k, v in layer.items()) for layer in sol["params"]
+        )
+        copies = sol.get("copies_found", 1)
+        found = f", {copies} symmetric copies found" if copies > 1 else ""
+        print(f"solution {i}: {layers}   (residual {sol['residual']}{found})")
+    return 0
+
+
+def _progress() -> Any:
+    """One status line on stderr per multi-start when stderr is a terminal (silent in pipes)."""
+    import sys
+
+    return print_stderr if sys.stderr.isatty() else None

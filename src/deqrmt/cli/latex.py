@@ -1,0 +1,48 @@
+"""``deqrmt latex ACT -o FILE``: a complete, compilable LaTeX derivation for one activation."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import add_activation, add_command, add_dps, add_output, add_problem, print_stderr
+
+__all__ = ["NAME", "register", "run"]
+
+NAME = "latex"
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    p = add_command(
+        subparsers,
+        NAME,
+        help="a complete, compilable LaTeX derivation for one activation",
+        description="Write a LaTeX document (amsmath, amssymb, geometry only) with the model, "
+        "the assumptions, the derived general formulas, the activation's closed-form Gaussian "
+        "moments and the verified numerical values of the coefficients.",
+    )
+    add_activation(p)
+    add_output(p, ".tex file")
+    add_problem(p)
+    add_dps(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import __version__
+    from .._io import check_output, write_output
+    from ..symbolic import get_activation
+
+    check_output(args.output, force=args.force)  # refuse before the work, not after
+    act = get_activation(args.activation)
+    from ..numeric import deq_coefficients
+    from ..symbolic._latex import derivation_document
+
+    res = deq_coefficients(act, args.sigma_a2, args.sigma_b2, args.tau0, args.dps)
+    d = res.to_dict()
+    params = {k: str(d[k]) for k in ("sigma_a2", "sigma_b2", "tau0", "dps")}
+    doc = derivation_document(res.activation, d, params, version=__version__)
+    path = write_output(args.output, doc, force=args.force)
+    if path != "-":
+        print_stderr(f"wrote {path}")
+    return 0

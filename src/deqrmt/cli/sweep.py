@@ -1,0 +1,151 @@
+"""``deqrmt sweep SPEC.toml``: run a grid of tasks on Dask, resumable, with a summary and plots.
+
+Building the parser imports neither dask nor torch.  Exit status: 0 when every task of the
+spec is stored without an error, 1 when some failed (or are missing), 130 after Ctrl-C (what
+is stored stays stored; the same command resumes); bad input raises
+:class:`deqrmt.DeqrmtError` subclasses, which the main CLI prints as one line (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .._errors import InvalidArgument, MissingExtra
+from ._common import add_command, add_json, print_json
+
+__all__ = ["NAME", "register", "run"]
+
+NAME = "sweep"
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``sweep`` command to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
+    p = add_command(
+        subparsers,
+        NAME,
+        help="run a grid of coefficient/exact/validate/design/certify tasks on Dask (resumable)",
+        description="Run every task of SPEC (TOML) that the store does not hold yet, on Dask's "
+        "distributed scheduler (an embedded LocalCluster, or --scheduler), storing each result "
+        "as it arrives. The same command again computes only what is missing; Ctrl-C stops "
+        "cleanly. The spec format: examples/sweep.toml.",
+        epilog="exit codes: 0 every task stored without error; 1 some tasks failed or are "
+        "missing (the summary lists them); 2 bad input; 130 interrupted (stored results are kept).",
+    )
+    p.add_argument("spec", metavar="SPEC", help="the sweep spec (TOML), e.g. examples/sweep.toml")
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        default=None,
+        help="SQLite results file (default: SPEC with the suffix .sqlite, next to the spec)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        default=None,
+        help="address of a running Dask scheduler (default: start an embedded LocalCluster)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="embedded cluster: worker processes (default: one per core); with --scheduler: "
+        "wait for N workers to join (default 1)",
+    )
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="where exact/validate tasks run: cuda sends them only to workers with the Dask "
+        "resource GPU (dask worker --resources GPU=1); auto uses such workers when the cluster "
+        "has them (default: auto)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="DIR",
+        default=None,
+        help="write coefficients.png, error_vs_n.png and error_heatmap.png into DIR "
+        "(default: no plots)",
+    )
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="run the spec's stored failures again (default: a stored failure counts as done)",
+    )
+    add_json(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the sweep; print a progress bar (on a terminal), the summary, and write plots."""
+    from ..sweep import load_spec, run_sweep, write_plots
+    from ..sweep._run import INSTALL_HINT, SweepProgress
+
+    spec = load_spec(args.spec)  # spec errors before anything starts
+    bar: Any = None
+    if sys.stderr.isatty() and not args.json:
+        try:
+            from tqdm import tqdm
+        except ImportError:  # no bar; the summary still comes
+            pass
+        else:
+            bar = tqdm(total=None, file=sys.stderr, desc="sweep", unit="task", leave=False)
+
+    def progress(p: SweepProgress) -> None:
+        if bar is None:
+            return
+        if bar.total != p.submitted:
+            bar.reset(total=p.submitted)
+            bar.update(p.done)
+        else:
+            bar.update(p.done - bar.n)
+        bar.set_postfix(failed=p.failed, remaining=p.remaining, stored=p.already_stored + p.done)
+
+    try:
+        result = run_sweep(
+            spec,
+            store=args.store,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            device=args.device,
+            retry_failed=args.retry_failed,
+            progress=progress,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    plots: list[str] = []
+    if args.plot:
+        try:
+            plots = [str(p) for p in write_plots(result.store, args.plot, keys=spec.keys)]
+        except ImportError as e:
+            raise MissingExtra(f"--plot needs matplotlib ({e}); {INSTALL_HINT}.") from None
+        except OSError as e:
+            raise InvalidArgument(f"cannot write plots into {args.plot!r}: {e.strerror}.") from None
+    if args.json:
+        d = result.to_dict()
+        d["plots"] = plots
+        print_json(args, d)
+    else:
+        print(result.table())
+        if plots:
+            print("wrote " + ", ".join(plots), file=sys.stderr)
+    if result.interrupted:
+        print(
+            "deqrmt: sweep interrupted; stored results are kept, run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    return 0 if result.ok else 1

@@ -1,0 +1,47 @@
+"""Sweeps: grids of coefficient, exact-kernel, Monte Carlo, design and certificate tasks.
+
+The orchestration layer above :mod:`deqrmt.numeric` and :mod:`deqrmt.validate`: a SPEC.toml
+grid (:func:`load_spec`) becomes keyed tasks, which :func:`run_sweep` runs on Dask's distributed
+scheduler (an embedded ``LocalCluster`` or ``tcp://HOST:PORT``) and stores, one transaction per
+result, in a SQLite file (:class:`ResultStore`); :func:`write_plots` draws the PNGs.
+
+Importing this package imports neither dask nor torch; running a sweep needs the extra
+``pip install 'deqrmt[sweep]'`` (and ``[validate]`` for the torch kinds).
+
+Example:
+  >>> from deqrmt.sweep import load_spec, run_sweep          # doctest: +SKIP
+  >>> result = run_sweep(load_spec("examples/sweep.toml"))   # doctest: +SKIP
+  >>> print(result.table())                                  # doctest: +SKIP
+"""
+
+from .._errors import SpecError as SpecError
+from ._plots import write_plots as write_plots
+from ._run import GroupSummary as GroupSummary
+from ._run import SweepProgress as SweepProgress
+from ._run import SweepResult as SweepResult
+from ._run import run_sweep as run_sweep
+from ._spec import KINDS as KINDS
+from ._spec import SweepSpec as SweepSpec
+from ._spec import Task as Task
+from ._spec import load_spec as load_spec
+from ._spec import parse_spec as parse_spec
+from ._store import Record as Record
+from ._store import ResultStore as ResultStore
+from ._tasks import execute as execute
+
+__all__ = [
+    "KINDS",
+    "GroupSummary",
+    "Record",
+    "ResultStore",
+    "SweepProgress",
+    "SweepResult",
+    "SpecError",
+    "SweepSpec",
+    "Task",
+    "execute",
+    "load_spec",
+    "parse_spec",
+    "run_sweep",
+    "write_plots",
+]
