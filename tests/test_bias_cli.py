@@ -87,7 +87,9 @@ def test_bad_input_raises_the_named_error(argv: list[str], error: type[DeqrmtErr
 
 
 @pytest.mark.skipif(not (HAS_TORCH and HAS_MPL), reason="needs the validate extra")
-def test_plot_is_written_and_not_clobbered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plot_is_written_and_not_clobbered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     target = tmp_path / "plots"
     assert _run(["bias", "1/(1-w)", "--plot", str(target)]) == 0
     png = target / "q.png"

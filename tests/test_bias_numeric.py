@@ -11,7 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from deqrmt._errors import InvalidArgument, NoReachableInterpolant
+from deqrmt._errors import DerivationError, InvalidArgument, NoReachableInterpolant
 from deqrmt.numeric._bias import (
     BiasLimit,
     float_functions,
@@ -191,3 +191,34 @@ def test_result_record(deq: BiasDerivation) -> None:
     assert lim.as_array().dtype == np.float64
     with pytest.raises(InvalidArgument):
         predicted_limit("1/(1-w)", [[1.0]], [1.0])  # type: ignore[arg-type]
+
+
+def test_quadrature_representation_is_evaluated() -> None:
+    """atan(w): h = cos⁴β and ψ is kept as a quadrature; by hand ψ' = tan β + tan³β / 3."""
+    d = derive_bias("atan(w)")
+    assert not d.closed_form
+    X, y, _ = _gaussian(2, 5, seed=8)
+    y = X @ np.full(5, 0.4)
+    lim = predicted_limit(d, X, y, dps=20)
+    assert np.allclose(X @ lim.as_array(), y, atol=1e-14)
+    b0 = mpmath.atan(mpmath.mpf(1) / 2)
+    with mpmath.workdps(25):
+        grad = np.array(
+            [
+                float(
+                    mpmath.tan(b)
+                    + mpmath.tan(b) ** 3 / 3
+                    - mpmath.tan(b0)
+                    - mpmath.tan(b0) ** 3 / 3
+                )
+                for b in lim.beta
+            ]
+        )
+    lam = np.linalg.lstsq(X.T, grad, rcond=None)[0]
+    assert np.linalg.norm(X.T @ lam - grad) < 1e-12 * np.linalg.norm(grad)
+
+
+def test_unprintable_function_is_a_derivation_error() -> None:
+    d = derive_bias("log(w)+w")  # h involves LambertW, which has no mpmath code printer here
+    with pytest.raises(DerivationError, match="LambertW"):
+        predicted_limit(d, [[1.0, 2.0]], [3.0])

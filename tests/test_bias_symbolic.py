@@ -166,7 +166,9 @@ _OUTER = {
     "cube": lambda t: t**3,
     "tanh": sp.tanh,
 }
-_COEF = st.sampled_from([sp.Rational(p, q) for p, q in [(1, 2), (1, 1), (2, 1), (-1, 2), (-1, 1), (3, 2)]])
+_COEF = st.sampled_from(
+    [sp.Rational(p, q) for p, q in [(1, 2), (1, 1), (2, 1), (-1, 2), (-1, 1), (3, 2)]]
+)
 _SHIFT = st.sampled_from([sp.Integer(0), sp.Rational(1, 3), sp.Integer(-1), sp.Integer(2)])
 
 

@@ -25,6 +25,7 @@ from ._errors import FileError as FileError
 from ._errors import InvalidArgument as InvalidArgument
 from ._errors import MissingExtra as MissingExtra
 from ._errors import NoConvergence as NoConvergence
+from ._errors import NoReachableInterpolant as NoReachableInterpolant
 from ._errors import ParseError as ParseError
 from ._errors import PrecisionLoss as PrecisionLoss
 from ._errors import SpecError as SpecError

@@ -13,6 +13,7 @@ __all__ = [
     "InvalidArgument",
     "MissingExtra",
     "NoConvergence",
+    "NoReachableInterpolant",
     "ParseError",
     "PrecisionLoss",
     "SpecError",

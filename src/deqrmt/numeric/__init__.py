@@ -3,6 +3,9 @@
 Never imports torch.
 """
 
+from ._bias import BiasLimit as BiasLimit
+from ._bias import minimum_norm_interpolant as minimum_norm_interpolant
+from ._bias import predicted_limit as predicted_limit
 from ._check import CheckItem as CheckItem
 from ._check import CheckReport as CheckReport
 from ._check import LipschitzBound as LipschitzBound

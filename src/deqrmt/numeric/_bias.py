@@ -32,8 +32,9 @@ from typing import Any
 import mpmath
 import numpy as np
 import sympy as sp
+from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
-from .._errors import InvalidArgument, NoConvergence, NoReachableInterpolant
+from .._errors import DerivationError, InvalidArgument, NoConvergence, NoReachableInterpolant
 from ..symbolic._bias import BETA0, BiasDerivation
 from ._printer import compile_function
 
@@ -84,16 +85,60 @@ def _substitutions(d: BiasDerivation) -> dict[sp.Symbol, sp.Expr]:
     return subs
 
 
+def _compile(name: str, args: list[sp.Symbol], exprs: list[sp.Expr], doc: str) -> Any:
+    try:
+        return compile_function(name, args, exprs, doc=doc)
+    except PrintMethodNotImplementedError as e:
+        raise DerivationError(
+            f"{doc} uses a function with no mpmath code printer ({e}); the predicted limit "
+            "cannot be evaluated."
+        ) from None
+
+
 def bias_functions(d: BiasDerivation) -> Callable[..., tuple[Any, Any, Any]]:
     """`f(ctx, β) -> (q(β), q'(β), 1/h(β))` at the initialisation of `d`, compiled once.
 
-    `q' = ψ'(β) - ψ'(β(0))` and `q'' = 1/h`; quadrature representations become `ctx.quad`.
+    `q' = ψ'(β) - ψ'(β(0))` and `q'' = 1/h`.  A quadrature representation
+    `Integral(f(s), (s, a, b))` becomes `ctx.quad` of the compiled integrand, at the context's
+    precision (tanh-sinh: the integrands are smooth on the domain).
     """
     subs = _substitutions(d)
-    q = d.q.subs(subs)
-    dq = (d.dpsi - d.dpsi.subs(d.beta, BETA0)).subs(subs)
-    ddq = (1 / d.h).subs(subs)
-    return compile_function("bias_q", [d.beta], [q, dq, ddq], doc=f"q, q', q'' for {d.expression}")
+    exprs = [
+        d.q.subs(subs),
+        (d.dpsi - d.dpsi.subs(d.beta, BETA0)).subs(subs),
+        (1 / d.h).subs(subs),
+    ]
+    what = f"q, q', q'' for β = {d.expression}"
+    integrals = sorted({i for e in exprs for i in e.atoms(sp.Integral)}, key=sp.default_sort_key)
+    if not integrals:
+        fn: Callable[..., tuple[Any, Any, Any]] = _compile("bias_q", [d.beta], exprs, what)
+        return fn
+    slots = [sp.Symbol(f"integral_{k}", real=True) for k in range(len(integrals))]
+    outer = _compile(
+        "bias_q",
+        [d.beta, *slots],
+        [e.xreplace(dict(zip(integrals, slots, strict=True))) for e in exprs],
+        what,
+    )
+    parts = []
+    for k, integral in enumerate(integrals):
+        (var, a, b), integrand = integral.limits[0], integral.function
+        parts.append(
+            (
+                _compile(f"bias_integrand_{k}", [var], [integrand], what),
+                _compile(f"bias_limits_{k}", [d.beta], [a, b], what),
+            )
+        )
+
+    def with_quadrature(ctx: Any, beta: Any) -> tuple[Any, Any, Any]:
+        values = []
+        for integrand_fn, limits_fn in parts:
+            a, b = limits_fn(ctx, beta)
+            values.append(ctx.quad(lambda t, f=integrand_fn: f(ctx, t)[0], [a, b]))
+        result: tuple[Any, Any, Any] = outer(ctx, beta, *values)
+        return result
+
+    return with_quadrature
 
 
 def domain_bounds(d: BiasDerivation) -> tuple[float, float]:
@@ -218,7 +263,7 @@ def float_functions(d: BiasDerivation) -> Callable[[np.ndarray], tuple[np.ndarra
         (d.dpsi - d.dpsi.subs(d.beta, BETA0)).subs(subs),
         (1 / d.h).subs(subs),
     ]
-    if not any(e.has(sp.Integral) for e in exprs):
+    if not any(e.has(sp.Integral, sp.LambertW) for e in exprs):
         fn = sp.lambdify(d.beta, exprs, modules="numpy")
 
         def vectorised(beta: np.ndarray) -> tuple[np.ndarray, ...]:

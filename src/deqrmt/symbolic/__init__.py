@@ -9,6 +9,10 @@ from ._activation import Piece as Piece
 from ._activation import X as X
 from ._activation import activation_names as activation_names
 from ._activation import library_activation as library_activation
+from ._bias import BETA0 as BETA0
+from ._bias import BiasDerivation as BiasDerivation
+from ._bias import bias_latex as bias_latex
+from ._bias import derive_bias as derive_bias
 from ._expectation import TAU as TAU
 from ._expectation import XI as XI
 from ._expectation import Expectation as Expectation

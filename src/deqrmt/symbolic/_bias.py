@@ -50,6 +50,8 @@ from typing import Any
 
 import sympy as sp
 from sympy.calculus.util import continuous_domain
+from sympy.functions.elementary.hyperbolic import HyperbolicFunction
+from sympy.functions.elementary.trigonometric import TrigonometricFunction
 from sympy.integrals.manualintegrate import manualintegrate
 from sympy.integrals.rationaltools import ratint
 
@@ -388,7 +390,10 @@ def _compact_h(raw: sp.Expr, g: sp.Expr) -> sp.Expr:
     if sp.count_ops(raw) > 4 * _MAX_OPS_SIMPLIFY:
         raise DerivationError(f"h(β) for {g} has no compact closed form ({sp.count_ops(raw)} ops).")
     simple = _simplify(raw)
-    h = min((simple, sp.factor(simple)), key=sp.count_ops)
+    candidates = [simple, sp.factor(simple)]
+    if simple.has(HyperbolicFunction, TrigonometricFunction):
+        candidates.append(_simplify(simple.rewrite(sp.exp)))  # cosh(asinh β)² → β² + 1
+    h = min(candidates, key=sp.count_ops)
     if sp.count_ops(h) > _MAX_OPS_H:
         raise DerivationError(f"h(β) = {h} for {g} is too large to integrate.")
     return h
@@ -559,7 +564,10 @@ def _two_parameters(
     at0 = dict(zip(theta, theta0, strict=True))
     c0 = _simplify(xi.subs(at0))
     sign = _sign_of(c0)
+    # The value's sign is an assumption SymPy uses (sqrt(c**2) = c); c = 0 is substituted.
     c = sp.Symbol("c", positive=True) if sign > 0 else sp.Symbol("c", negative=True)
+    if sign == 0:
+        c = sp.Symbol("c", real=True)
     beta = sp.Symbol("β", real=True)
     beta0 = _simplify(g.subs(at0))
     c_value: sp.Expr = c if sign != 0 else sp.S.Zero
@@ -758,7 +766,7 @@ def derive_bias(
     Example:
       >>> d = derive_bias("1/(1-w)")
       >>> d.h, d.q_at_init, d.domain
-      (beta**4, beta/24 + 1/(6*beta**2), Interval.open(0, oo))
+      (β**4, β/24 + 1/(6*β**2), Interval.open(0, oo))
     """
     if isinstance(expression, str):
         g, theta = parse_parametrization(expression, parameters)

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from ._anderson import FixedPoint as FixedPoint
     from ._anderson import anderson as anderson
     from ._anderson import picard as picard
+    from ._bias import BiasCheck as BiasCheck
+    from ._bias import check_bias as check_bias
+    from ._bias import gradient_descent as gradient_descent
     from ._bivariate import bivariate as bivariate
     from ._coefficients import VARIANTS as VARIANTS
     from ._coefficients import Coefficients as Coefficients
@@ -51,6 +54,9 @@ _EXPORTS = {
     "FixedPoint": "_anderson",
     "anderson": "_anderson",
     "picard": "_anderson",
+    "BiasCheck": "_bias",
+    "check_bias": "_bias",
+    "gradient_descent": "_bias",
     "bivariate": "_bivariate",
     "VARIANTS": "_coefficients",
     "Coefficients": "_coefficients",

@@ -229,11 +229,11 @@ def _descend(
                 r = beta @ Xt.T - yt  # (K, n)
                 rel = (torch.linalg.norm(r, dim=1) / ynorm).cpu().numpy()
                 finite = torch.isfinite(beta).all(dim=1).cpu().numpy()
-                for k in np.flatnonzero(active):
-                    residual[k] = rel[k]
-                    steps[k] = step
-                    if rel[k] < tol or not finite[k] or not math.isfinite(rel[k]):
-                        active[k] = False
+                for i in np.flatnonzero(active):
+                    residual[i] = rel[i]
+                    steps[i] = step
+                    if rel[i] < tol or not finite[i] or not math.isfinite(rel[i]):
+                        active[i] = False
                         lr_eff = lr * torch.as_tensor(active, device=dev)[:, None]
             if gram is not None:
                 gb = torch.addmm(Xty, beta, gram, beta=-1)
