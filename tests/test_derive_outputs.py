@@ -161,3 +161,14 @@ def test_all_five_targets_derive_cold_under_5s_then_from_cache(tmp_path: Path) -
     assert len(list(tmp_path.glob("derive-*.json"))) >= 2  # DEQ and layer derivations stored
     warm = run()
     assert warm < cold
+
+
+def test_derive_text_names_squares_and_defines_its_symbols(capsys):
+    """Issue 10: text mode once printed `tau = …` for τ*² and never said what mu1 meant."""
+    assert main(["derive", "deq-ck"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("tau*^2 = ") and "\ngamma*^2 = " in out
+    assert "mu1 = E[phi'(tau*xi)]" in out and "sq2 = E[(phi^2)''(tau*xi)]" in out
+    assert main(["derive", "deq-ntk"]) == 0
+    out = capsys.readouterr().out
+    assert "kappa*^2 = " in out and "/(1 - " in out  # natural-sign denominators (issue 8)

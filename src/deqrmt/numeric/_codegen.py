@@ -234,18 +234,10 @@ def generate_module(
 
                 q0 = float(env["sigma_b2"] * env["tau_0"] ** 2)
                 roots, _ = scan(h_in(mpmath.fp), q0, decades=0)
-                if not roots or roots[0][0] == roots[0][1]:
+                if not roots or (roots[0][0] == roots[0][1] and roots[0][2] == 0):
                     raise ArithmeticError("no attracting fixed point: reduce sigma_a2")
-                a, b, _ = roots[0]
-                q = polish(h_in(mpmath.fp), a, b, 1e-13)
-                h = h_in(ctx)
-                width = ctx.mpf(q) * ctx.mpf(10) ** -10
-                for _ in range(40):
-                    lo, hi = ctx.mpf(q) - width, ctx.mpf(q) + width
-                    if (h(lo)[0] > 0) != (h(hi)[0] > 0):
-                        break
-                    width *= 8
-                q = polish(h, lo, hi, ctx.mpf(10) ** (-(dps + 8)))
+                tol = ctx.mpf(10) ** (-(dps + 8))
+                q = refine(h_in(mpmath.fp), h_in(ctx), roots[0], ctx.mpf, tol)
                 tau = ctx.sqrt(q)
                 m = moments(ctx, tau)
                 c, *cen = _centered(ctx, *(m[a] for a in _CEN_ARGS))

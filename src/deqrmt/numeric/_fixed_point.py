@@ -22,7 +22,8 @@ from ..symbolic import SIGMA_A2, SIGMA_B2, TAU0, derive_fixed_point
 from ._moments import MomentValue, evaluator_for
 from ._printer import compile_function
 from ._problem import DEQProblem
-from ._roots import polish, scan
+from ._roots import refine as _refine
+from ._roots import scan
 
 __all__ = [
     "FixedPoint",
@@ -200,19 +201,6 @@ def scan_fixed_points(problem: DEQProblem) -> FixedPointScan:
     return _scan(_setting_key(problem))
 
 
-def _bracket(h: Callable[[Any], Any], q: Any, ctx: Any) -> tuple[Any, Any]:
-    """A sign-change bracket around the float estimate ``q`` in ``ctx``'s arithmetic."""
-    if h(q)[0] == 0:
-        return q, q
-    width = q * ctx.mpf(10) ** -10  # float64 placed the root to ~1e-13: start just wider
-    for _ in range(40):
-        a, b = q - width, q + width
-        if (h(a)[0] > 0) != (h(b)[0] > 0):
-            return a, b
-        width *= 8
-    raise NoConvergence(f"lost the fixed point near τ² = {ctx.nstr(q, 12)} at {ctx.dps} digits.")
-
-
 def solve_tau(
     problem: DEQProblem, ctx: Any, refine: int = 0, root: tuple[float, float, int] | None = None
 ) -> FixedPoint:
@@ -222,20 +210,16 @@ def solve_tau(
     polished in ``ctx``: a handful of high-precision evaluations.
     """
     vm = variance_map(problem)
-    a, b, kind = scan_fixed_points(problem).star if root is None else root
+    a, b, kind = root = scan_fixed_points(problem).star if root is None else root
     if a == b and kind == 0:
         # h touches 0 without crossing: F' = 1, a neutral point the iteration creeps to
         raise ContractionError(
             f"the fixed point τ ≈ {a**0.5:.10g} is a double root of F(τ²) = τ² (F' = 1): not "
             f"attracting at sigma_a2={problem.sigma_a2}; reduce sigma_a2."
         )
-    # a == b: h was exactly 0 at a grid point in float64 (e.g. q0, for a φ that vanishes near 0)
-    q_f = a if a == b else polish(vm.h(mpmath.fp, 0, 15), a, b, 1e-13)
-    h = vm.h(ctx, refine)
-    qa, qb = _bracket(h, ctx.mpf(q_f), ctx)
     tol = ctx.mpf(10) ** (-(ctx.dps - 2))
     try:
-        q = qa if qa == qb else polish(h, qa, qb, tol)
+        q = _refine(vm.h(mpmath.fp, 0, 15), vm.h(ctx, refine), root, ctx.mpf, tol)
     except ArithmeticError:
         raise NoConvergence(
             f"τ*² did not converge at {ctx.dps} digits; ask for fewer digits (dps)."

@@ -190,3 +190,31 @@ def polish(h, a, b, tol):
             return x
         hx, dx = h(x)
     raise ArithmeticError(f"polish: no convergence in {budget} steps (tolerance {tol})")
+
+
+def bracket(h, q):
+    """A sign-change bracket (a, b) around an approximate root ``q`` (a == b when h(q) == 0)."""
+    if h(q)[0] == 0:
+        return q, q
+    width = q * 1e-10  # float64 placed the root to ~1e-13: start just wider
+    for _ in range(40):
+        a, b = q - width, q + width
+        if (h(a)[0] > 0) != (h(b)[0] > 0):
+            return a, b
+        width *= 8
+    raise ArithmeticError(f"lost the fixed point near q = {float(q):.12g}")
+
+
+def refine(h_float, h, root, convert, tol):
+    """The root ``scan`` bracketed as ``root``, polished in float, then re-bracketed and
+    polished with ``h`` (another precision; ``convert`` maps a float into its numbers).
+
+    A bracket with a == b is a grid point where h was exactly 0 in float: a simple root there
+    (kind ±1) is used as the start; a touching root (kind 0, F' = 1) is refused.
+    """
+    a, b, kind = root
+    if a == b and kind == 0:
+        raise ValueError("a double root (F' = 1): not attracting")
+    q = a if a == b else polish(h_float, a, b, 1e-13)
+    lo, hi = bracket(h, convert(q))
+    return lo if lo == hi else polish(h, lo, hi, tol)

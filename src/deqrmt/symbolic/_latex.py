@@ -182,8 +182,26 @@ def latex_block(eqs: Sequence[Equation]) -> str:
     return "\\begin{align}\n" + " \\\\\n".join(lines) + "\n\\end{align}\n"
 
 
+def _plain(tex: str) -> str:
+    """A LaTeX name as plain text: ``\\alpha_{*,4}`` → ``alpha*_4``, ``\\tau_*^2`` → ``tau*^2``."""
+    t = tex.replace(r"\mathbb{E}", "E").replace(r"\tilde", "~").replace("\\", "")
+    t = re.sub(r"_\{\*,([^}]*)\}", r"*_\1", t).replace("_*", "*")
+    t = re.sub(r"\^\{?2\}?", "^2", t).replace("{", "").replace("}", "")
+    return re.sub(r"~\s*(\w+)", r"\1~", t)
+
+
 def text_block(eqs: Sequence[Equation]) -> str:
-    return "\n".join(f"{e.label.removeprefix('eq:')} = {e.text()}" for e in eqs) + "\n"
+    """Plain text: ``lhs = rhs`` per equation (squares shown: ``tau*^2 = …``), then what each
+    symbol in the right-hand sides means."""
+    lines = [f"{_plain(e.lhs)} = {e.text()}" for e in eqs]
+    used: dict[str, str] = {}
+    for e in eqs:
+        for sym in sorted(e.rhs.free_symbols, key=str):
+            if sym in e.names and str(sym) != _plain(e.names[sym]):
+                used.setdefault(str(sym), _plain(e.names[sym]))
+    if used:
+        lines.append("where " + "; ".join(f"{k} = {v}" for k, v in used.items()))
+    return "\n".join(lines) + "\n"
 
 
 _PREAMBLE = r"""\documentclass[11pt]{article}
