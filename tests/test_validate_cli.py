@@ -104,7 +104,7 @@ def test_missing_extra_is_one_line_exit_2(missing: str, argv: list[str], tmp_pat
     # ModuleNotFoundError for tqdm.  sys.modules[name] = None makes the import fail as if absent.
     design = tmp_path / "design.json"
     inputs = {"deq": "tanh", "kernel": "ck", "sigma_a2": "1/5", "sigma_b2": "4/5"}
-    design.write_text(json.dumps({"inputs": inputs, "solutions": [{"params": [{}]}]}))
+    design.write_text(json.dumps({"setting": inputs, "solutions": [{"params": [{}]}]}))
     argv = [str(design) if a == "DESIGN" else a for a in argv]
     code = (
         f"import sys; sys.modules[{missing!r}] = None; from deqrmt.cli import main; "
