@@ -106,6 +106,20 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         default=("a", "A"),
         help="parameters of the NTK: a,A (default: the slides' K*), a,A,B, A, …",
     )
+    p.add_argument(
+        "--max-error",
+        type=float,
+        default=0.15,
+        help="error bound at n = 1024, scaled by (1024/n)^(1/2) for other n (theory: the "
+        "error falls like n^(-1/2)); above it at any n the check fails (exit 1) (default: 0.15)",
+    )
+    p.add_argument(
+        "--max-slope",
+        type=float,
+        default=-0.3,
+        help="the log-log slope of the error against n must be at most this with two or more n "
+        "(theory: -1/2; a wrong formula gives a flat error) (default: -0.3)",
+    )
     # A deliberately wrong coefficient (alpha2_slide, kappa_slide, beta3_slide, alpha1_x1.2):
     # the negative controls, hidden from --help.
     p.add_argument("--variant", default=None, help=argparse.SUPPRESS)
@@ -137,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
         monte_carlo=not args.no_mc,
         variant=getattr(args, "variant", None),
         trainable=tuple(args.trainable),
+        max_error=args.max_error,
+        max_slope=args.max_slope,
     )
     # Fail fast, before the progress bar draws anything, on what can be checked up front.
     resolve_device(config.device)

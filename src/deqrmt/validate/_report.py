@@ -58,7 +58,11 @@ def report_text(result: ValidationResult) -> str:
     c = result.config
     lines = [
         f"validate {c.activation}: preset {c.preset}, σ_a² = {c.sigma_a2}, p/n = {c.ratio:g}, "
-        f"m = {c.m}, draws = {c.draws}, device {result.device}"
+        + (
+            f"m = {c.m}, draws = {c.draws}, device {result.device}"
+            if c.monte_carlo
+            else "Monte Carlo off (--no-mc): exact kernels vs equivalents only"
+        )
         + (f", variant {c.variant}" if c.variant else ""),
         "relative spectral-norm errors ‖A − B‖/‖A‖",
         f"{'n':>6} {'p':>6} | {'CK ex↔eq':>9} {'mc↔ex':>8} {'mc↔eq':>8} | "
