@@ -180,3 +180,12 @@ def test_a_root_exactly_at_the_first_iterate():
         res = deq_coefficients("relu(x-2)", "0.2", "0.1", "0.5", dps=20, certify=certify)
         with mpmath.workdps(30):
             assert_close(res.tau_star.value, mpmath.sqrt(mpmath.mpf(1) / 40), 19)
+
+
+def test_a_root_at_the_first_iterate_below_float_round_off():
+    """0.1·max(0.2x − 0.3, 0) is ~0 at τ = √q0 ≈ 0.22, so F(q0) − q0 came out −7e-18 in
+    float64 and the scan saw no sign change (found by the 200-example user test)."""
+    res = deq_coefficients("0.1*max(0.2*x - 0.3, 0)", "0.0225", "0.1", "0.7", dps=20)
+    with mpmath.workdps(40):
+        assert_close(res.tau_star.value ** 2, mpmath.mpf(49) / 1000, 15)
+        assert res.tau_star.value ** 2 >= mpmath.mpf(49) / 1000  # F(q) ≥ q0: τ*² never below

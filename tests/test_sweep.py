@@ -533,6 +533,7 @@ def test_external_cluster_survives_a_killed_worker(tmp_path: Path) -> None:
                     (first_key,),
                 )
             db.close()
+            assert result.ok, result.table()  # before the retry: what failed in the killed run
             retry = run_sweep(spec, store=store, scheduler=address, retry_failed=True)
             assert (retry.submitted, retry.completed, retry.ok) == (1, 1, True)
     assert result.ok, result.table()

@@ -131,6 +131,10 @@ def scan(h, q0, *, ratio=SCAN_RATIO, decades=SCAN_DECADES, cap=SCAN_CAP, max_eva
     complete = [True]
     end = q0 * cap
     node = f(q0)
+    if node[1] < 0:
+        # h(q0) = σ_a² Var[φ] ≥ 0 exactly; below 0 only by float round-off, when φ is ~0 at
+        # the scale √q0: the root is q0 to float precision (refine() brackets it exactly)
+        roots.append((q0, q0, -1 if node[2] < 0 else 0))
     while node[0] < end:
         if evals[0] >= max_evals:
             complete[0] = False

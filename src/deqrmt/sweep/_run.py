@@ -328,10 +328,11 @@ def _task_device(client: Any, where: str, device: str, gpus: int, scheduler: str
 
 
 def _submit(
-    client: Any, pending: Sequence[Task], task_device: str, retries: int
+    client: Any, pending: Sequence[Task], task_device: str, retries: int, suffix: str = ""
 ) -> dict[Any, Task]:
-    """One Dask future per task, keyed ``deqrmt-<kind>-<task key>``; torch tasks on cuda ask
-    for the resource ``GPU``."""
+    """One Dask future per task, keyed ``deqrmt-<kind>-<task key><suffix>`` (a resubmission
+    gets a fresh suffix: the scheduler may still hold the cancelled key); torch tasks on cuda
+    ask for the resource ``GPU``."""
     futures = {}
     for t in pending:
         torch_task = t.kind in TORCH_KINDS
@@ -340,12 +341,34 @@ def _submit(
             t.kind,
             dict(t.inputs),
             task_device if torch_task else "cpu",
-            key=f"deqrmt-{t.kind}-{t.key}",
+            key=f"deqrmt-{t.kind}-{t.key}{suffix}",
             retries=retries,
             resources={"GPU": 1} if torch_task and task_device == "cuda" else None,
         )
         futures[fut] = t
     return futures
+
+
+#: extra rounds for tasks whose futures came back cancelled (lost with a killed worker)
+LOST_ROUNDS = 2
+
+
+def _rounds(
+    distributed: Any,
+    client: Any,
+    futures: dict[Any, Task],
+    lost: list[Task],
+    task_device: str,
+    retries: int,
+) -> Any:
+    """Futures as they complete; tasks the caller puts in ``lost`` are submitted again, at most
+    :data:`LOST_ROUNDS` more times (a future cancelled with its worker is not retried by Dask)."""
+    for round_ in range(LOST_ROUNDS + 1):
+        yield from distributed.as_completed(list(futures), loop=client.loop)
+        if not lost or round_ == LOST_ROUNDS:
+            return
+        futures.update(_submit(client, list(lost), task_device, retries, f"-r{round_ + 1}"))
+        lost.clear()
 
 
 def _record(fut: Any, task: Task, run_id: int) -> Record | None:
@@ -513,11 +536,13 @@ def run_sweep(
                     futures = _submit(client, pending, task_device, retries)
                     distributed = require_distributed()
                     try:
-                        for fut in distributed.as_completed(list(futures), loop=client.loop):
+                        lost: list[Task] = []
+                        for fut in _rounds(distributed, client, futures, lost, task_device, retries):
                             task = futures.pop(fut)
                             rec = _record(fut, task, run_id)
                             fut.release()
                             if rec is None:
+                                lost.append(task)  # cancelled with its worker: submitted again
                                 continue
                             st.add(rec)
                             done += 1
