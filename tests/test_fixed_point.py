@@ -13,10 +13,13 @@ import sympy as sp
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+import deqrmt.testing as dt
 from deqrmt import ContractionError
-from deqrmt.numeric import deq_coefficients
+from deqrmt.numeric import DEQProblem, deq_coefficients
+from deqrmt.numeric._enclose import linear_envelope
+from deqrmt.numeric._fixed_point import root_free_above, scan_fixed_points, variance_map
 from deqrmt.numeric._roots import polish, scan
-from deqrmt.symbolic import SIGMA_A2, SIGMA_B2, TAU0, derive_fixed_point
+from deqrmt.symbolic import SIGMA_A2, SIGMA_B2, TAU0, X, derive_fixed_point, get_activation
 from helpers import assert_close, to_mpf
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "deqrmt"
@@ -187,5 +190,83 @@ def test_a_root_at_the_first_iterate_below_float_round_off():
     float64 and the scan saw no sign change (found by the 200-example user test)."""
     res = deq_coefficients("0.1*max(0.2*x - 0.3, 0)", "0.0225", "0.1", "0.7", dps=20)
     with mpmath.workdps(40):
-        assert_close(res.tau_star.value ** 2, mpmath.mpf(49) / 1000, 15)
-        assert res.tau_star.value ** 2 >= mpmath.mpf(49) / 1000  # F(q) ≥ q0: τ*² never below
+        assert_close(res.tau_star.value**2, mpmath.mpf(49) / 1000, 15)
+        assert res.tau_star.value**2 >= mpmath.mpf(49) / 1000  # F(q) ≥ q0: τ*² never below
+
+
+# --- the scan's proved end (issue 11: the search for other fixed points made cheap) --------------
+
+ENVELOPED = ["tanh", "erf", "sin", "relu", "leaky_relu(0.1)", "silu", "gelu", "elu", "softplus"]
+
+
+@pytest.mark.parametrize("name", [*ENVELOPED, "sigmoid", "hard_tanh", "relu(x-2)", "x*tanh(x)"])
+def test_linear_envelope_bounds_phi(name):
+    """|φ(x)| ≤ A + B|x| checked pointwise (SymPy's own evaluation of φ at 40 digits, a path
+    independent of the interval bounds) on a grid reaching far beyond every kink."""
+    act = get_activation(name)
+    big_a, big_b = linear_envelope(act)
+    a, b = (mpmath.mpf(v.upper().str(30, radius=False)) for v in (big_a, big_b))
+    with mpmath.workdps(40):
+        phi = sp.lambdify(X, act.expr, "mpmath")
+        for k in range(-400, 401):
+            x = (
+                mpmath.mpf(k) / 8
+                if abs(k) <= 200
+                else mpmath.mpf(10) ** (abs(k) / 100) * (1 if k > 0 else -1)
+            )
+            assert abs(phi(x)) <= a + b * abs(x), (name, x)
+
+
+def test_no_envelope_where_phi_outgrows_a_line():
+    for name in ("x**2/4+x", "exp(x)", "x*abs(x)"):
+        assert linear_envelope(get_activation(name)) is None
+
+
+@pytest.mark.parametrize("sigma_a2", ["0.2", "0.5"])
+@pytest.mark.parametrize("name", ENVELOPED)
+def test_no_fixed_point_above_the_proved_end(name, sigma_a2):
+    """F(q) < q above root_free_above, by the engine's own F at 20 digits on a wide grid."""
+    problem = DEQProblem.make(name, sigma_a2, dps=20)
+    limit = root_free_above(problem)
+    if limit is None:  # softplus at 0.5: σ_a²B² ≥ 1, no end is proved (the 10⁴·q* rule holds)
+        assert name == "softplus" and sigma_a2 == "0.5"
+        return
+    h = variance_map(problem).h(mpmath.mp)
+    with mpmath.workdps(20):
+        for factor in ("1", "1.01", "1.5", "3", "10", "100", "1000"):
+            assert h(mpmath.mpf(limit) * mpmath.mpf(factor))[0] < 0, (name, factor)
+    scan = scan_fixed_points(problem)
+    assert scan.complete and scan.whole and len(scan.roots) == 1
+
+
+def test_proved_end_of_a_bounded_phi_is_the_closed_form():
+    """|tanh| ≤ 1 (A = 1, B = 0): F(q) ≤ σ_a² + σ_b²τ0², so the end is that, to round-off."""
+    problem = DEQProblem.make("tanh", "0.3", "0.5", "2", dps=20)
+    assert root_free_above(problem) == pytest.approx(0.3 + 0.5 * 4, rel=1e-9)
+    assert root_free_above(problem) >= 0.3 + 0.5 * 4
+
+
+def test_silu_scan_is_complete():
+    """silu's scan to 10⁴·q* overflowed in float64 (incomplete, with a note); the proved end
+    now stops it long before."""
+    res = deq_coefficients("silu", "0.2", dps=20, certify=False)
+    assert not any("stopped early" in n for n in res.notes)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_linear_envelope_holds_for_random_activations(data):
+    """The same pointwise check on random expressions of the grammar (kinks, compositions)."""
+    act = data.draw(dt.activations())
+    envelope = linear_envelope(act)
+    assume(envelope is not None)
+    a, b = (mpmath.mpf(v.upper().str(30, radius=False)) for v in envelope)
+    with mpmath.workdps(40):
+        phi = sp.lambdify(X, act.expr, "mpmath")
+        for k in range(-60, 61):
+            x = (
+                mpmath.mpf(k) / 4
+                if abs(k) <= 40
+                else mpmath.mpf(2) ** (abs(k) - 30) * (1 if k > 0 else -1)
+            )
+            assert abs(phi(x)) <= a + b * abs(x), (act.name, x)

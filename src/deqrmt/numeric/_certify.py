@@ -300,8 +300,8 @@ def _star_float(problem: DEQProblem) -> float:
     """τ*² in float64: the engine's scan, stopped at the first root, then its polish.
 
     The scan walks up from q0 = σ_b²τ0², so its first root is τ*² whether or not it goes on
-    (``decades=0`` stops it there); the search for *other* fixed points, which costs most of
-    a full scan (it runs to 10⁴·q*, where quadrature is dear), is :func:`_other_notes`'s.
+    (``decades=0`` stops it there); the search for *other* fixed points is
+    :func:`deqrmt.numeric._coefficients._other_fixed_points`'s.
     Errors (no root, overflow) come from the engine's full scan, worded as everywhere else.
     """
     h = variance_map(problem).h(mpmath.fp, 0, 12)

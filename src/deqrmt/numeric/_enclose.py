@@ -61,6 +61,7 @@ __all__ = [
     "NotEnclosable",
     "Growth",
     "growth_bound",
+    "linear_envelope",
     "lower_bound",
     "gaussian_tail",
     "MomentEncloser",
@@ -305,6 +306,70 @@ def _growth(e: sp.Expr, x0: arb) -> Growth:
     if isinstance(e, sp.Function) and type(e) in _BOUNDED:
         return Growth(_BOUNDED[type(e)](), zero, zero)
     raise NotEnclosable(f"no growth rule for {type(e).__name__} in {e}")
+
+
+#: sub-intervals per piece for the interval sup of |φ| between the outer cuts
+_ENVELOPE_CELLS = 64
+
+
+def _piece_sup(e: sp.Expr, lo: arb, hi: arb) -> arb | None:
+    """A proved upper bound of |e(x)| over [lo, hi] (Arb interval evaluation on cells)."""
+    if unsupported(e, ARB_FUNCTIONS, holomorphic=False):
+        return None
+    fn = compile_function("envelope_piece", [X], [e])
+    ctx = ArbContext(_BOUND_PREC)
+    top = arb(0)
+    with ctx.workprec():
+        width = (hi - lo) / _ENVELOPE_CELLS
+        for i in range(_ENVELOPE_CELLS):
+            a, b = lo + width * i, lo + width * (i + 1)
+            (v,) = fn(ctx, arb((a + b) / 2, _up(abs(b - a) / 2)))
+            v = v if isinstance(v, arb) else to_arb(v)
+            if not v.is_finite():
+                return None
+            top = _max(top, abs(v))
+    return top
+
+
+@functools.lru_cache(maxsize=256)
+def linear_envelope(act: Activation) -> tuple[arb, arb] | None:
+    """(A, B) with |φ(x)| ≤ A + B|x| for every real x, proved; None where none is derived.
+
+    Beyond the cut x0 = max(1, |outermost kink|) the growth bound of each outer piece
+    (:func:`growth_bound`, which must come out as c(1 + |x|)^p with p ≤ 1 and no exponential)
+    gives c + c|x|; on [−x0, x0] each piece's |φ| is bounded by Arb interval evaluation.  It
+    tells the fixed-point scan where F(q) < q must hold (see ``_fixed_point``).
+    """
+    with workprec(_BOUND_PREC):
+        cut = max([arb(1), *(abs(_point(k)) for k in act.kinks)], key=lambda v: float(v.upper()))
+        x0 = _up(cut)
+        a_coef, b_coef = arb(0), arb(0)
+        ends = act.pieces[-1].expr, act.pieces[0].expr.subs(X, -X)
+        for e in ends:
+            try:
+                g = growth_bound(e, x0)
+            except NotEnclosable:
+                return None
+            if not (g.a == 0 and g.p <= 1):
+                return None
+            a_coef = _max(a_coef, g.c)
+            if g.p > 0:
+                b_coef = _max(b_coef, g.c)
+        for piece in act.pieces:
+            # the piece's part of [−x0, x0], widened outward to cover inexact kinks
+            lo = -x0 if piece.lo == sp.S.NegativeInfinity else _lo(_point(piece.lo))
+            hi = x0 if piece.hi == sp.S.Infinity else _up(_point(piece.hi))
+            lo, hi = _max(lo, -x0), -_max(-hi, -x0)
+            if not lo < hi:
+                continue
+            try:
+                top = _piece_sup(piece.expr, lo, hi)
+            except (NotEnclosable, ValueError, ZeroDivisionError):
+                return None
+            if top is None:
+                return None
+            a_coef = _max(a_coef, top)
+        return a_coef, b_coef
 
 
 def gaussian_tail(weight: Iterable[int], g: Growth, tau_hi: arb, r: arb) -> arb | None:

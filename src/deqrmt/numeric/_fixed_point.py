@@ -16,14 +16,17 @@ from collections.abc import Callable
 from typing import Any
 
 import mpmath
+from flint import arb
 
 from .._errors import ActivationError, ContractionError, NoConvergence
 from ..symbolic import SIGMA_A2, SIGMA_B2, TAU0, derive_fixed_point
+from ._arb import to_arb, workprec
+from ._enclose import linear_envelope
 from ._moments import MomentValue, evaluator_for
 from ._printer import compile_function
 from ._problem import DEQProblem
+from ._roots import SCAN_DECADES, scan
 from ._roots import refine as _refine
-from ._roots import scan
 
 __all__ = [
     "FixedPoint",
@@ -34,6 +37,7 @@ __all__ = [
     "map_from_moments",
     "center_moments",
     "scan_fixed_points",
+    "root_free_above",
     "solve_tau",
 ]
 
@@ -57,10 +61,15 @@ class FixedPoint:
 
 @dataclasses.dataclass(frozen=True)
 class FixedPointScan:
-    """Every fixed point of F in [σ_b²τ0², 10⁴·q*] as float brackets (see ``_roots.scan``)."""
+    """Every fixed point of F in [σ_b²τ0², 10⁴·q*] as float brackets (see ``_roots.scan``).
+
+    ``whole`` is True when the scan reached :func:`root_free_above`: then these are the fixed
+    points on the whole half-line q ≥ σ_b²τ0² (to the scan's float resolution).
+    """
 
     roots: tuple[tuple[float, float, int], ...]
     complete: bool
+    whole: bool = False
 
     @property
     def star(self) -> tuple[float, float, int]:
@@ -175,13 +184,40 @@ def _setting_key(problem: DEQProblem) -> DEQProblem:
     return problem.replace(dps=30, trainable=("a", "A"))
 
 
+def root_free_above(problem: DEQProblem) -> float | None:
+    r"""A q above which F(q) < q, proved; None when φ has no linear envelope that gives one.
+
+    With |φ(x)| ≤ A + B|x| (:func:`deqrmt.numeric._enclose.linear_envelope`) and
+    E|ξ| = √(2/π), F(q) ≤ σ_a² E[φ(√q ξ)²] + σ_b²τ0² ≤ σ_a²(A² + 2AB√(2/π)√q + B²q) + σ_b²τ0²
+    (centering only lowers E[φ²]), which is below q once √q exceeds the positive root of
+    (1 − σ_a²B²)s² − 2σ_a²AB√(2/π) s − (σ_a²A² + σ_b²τ0²) — when σ_a²B² < 1.  Evaluated in
+    Arb and rounded up: no fixed point lies above the returned q.
+    """
+    envelope = linear_envelope(problem.activation)
+    if envelope is None:
+        return None
+    big_a, big_b = envelope
+    with workprec(64):
+        a2, b2, t0 = (to_arb(v) for v in (problem.sigma_a2, problem.sigma_b2, problem.tau0))
+        a = 1 - a2 * big_b * big_b
+        if not a > 0:
+            return None
+        b = 2 * a2 * big_a * big_b * (2 / arb.pi()).sqrt()
+        c = a2 * big_a * big_a + b2 * t0 * t0
+        s = (b + (b * b + 4 * a * c).sqrt()) / (2 * a)
+        q = (s * s).upper()
+    # float() rounds to nearest: step one part in 10^12 up so the float stays above the bound
+    return float(q) * (1 + 1e-12)
+
+
 @functools.lru_cache(maxsize=64)
 def _scan(problem: DEQProblem) -> FixedPointScan:
     vm = variance_map(problem)
     # float64 with the quadrature at 12 digits: enough to place every sign change
     h = vm.h(mpmath.fp, 0, 12)
+    limit, q0 = root_free_above(problem), float(problem.q0)
     try:
-        roots, complete = scan(h, float(problem.q0))
+        roots, complete = scan(h, q0, limit=limit)
     except (OverflowError, ZeroDivisionError, ActivationError) as e:
         raise ContractionError(
             f"F(τ²) = σ_a² E[φ_c²(τξ)] + σ_b² τ0² overflows at the DEQ's first iterate "
@@ -193,11 +229,14 @@ def _scan(problem: DEQProblem) -> FixedPointScan:
             f"has no fixed point (it diverges) for sigma_a2={problem.sigma_a2}: reduce sigma_a2 "
             "(the map must contract: σ_a² E[(φ²)'']/2 < 1)."
         )
-    return FixedPointScan(tuple(roots), complete)
+    # the scan ends at the proved limit unless 10^SCAN_DECADES·q* comes first
+    whole = limit is not None and complete and limit <= max(roots[0][1], q0) * 10**SCAN_DECADES
+    return FixedPointScan(tuple(roots), complete, whole)
 
 
 def scan_fixed_points(problem: DEQProblem) -> FixedPointScan:
-    """Every fixed point of F in [σ_b²τ0², 10⁴·q*] (float brackets; memoised per setting)."""
+    """Every fixed point of F in [σ_b²τ0², 10⁴·q*], or on the whole half-line where
+    :func:`root_free_above` bounds the search (float brackets; memoised per setting)."""
     return _scan(_setting_key(problem))
 
 

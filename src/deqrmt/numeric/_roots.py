@@ -45,8 +45,20 @@ def _cubic(c, t):
     return c[0] + t * (c[1] + t * (c[2] + t * c[3]))
 
 
-def scan(h, q0, *, ratio=SCAN_RATIO, decades=SCAN_DECADES, cap=SCAN_CAP, max_evals=SCAN_MAX_EVALS):
+def scan(
+    h,
+    q0,
+    *,
+    ratio=SCAN_RATIO,
+    decades=SCAN_DECADES,
+    cap=SCAN_CAP,
+    max_evals=SCAN_MAX_EVALS,
+    limit=None,
+):
     """Every fixed point of q ↦ F(q) in [q0, 10^decades·q*], as brackets (float arithmetic).
+
+    ``limit``, when given, is a q above which h < 0 is known (proved by the caller): the scan
+    ends there if that comes first.
 
     Returns ``(roots, complete)``; each root is ``(a, b, kind)`` with h(a), h(b) of opposite
     signs (kind −1: h falls through 0, F' < 1 there, the attracting kind; +1: h rises, F' > 1,
@@ -129,7 +141,7 @@ def scan(h, q0, *, ratio=SCAN_RATIO, decades=SCAN_DECADES, cap=SCAN_CAP, max_eva
             examine(nodes[i], nodes[i + 1], depth + 1)
 
     complete = [True]
-    end = q0 * cap
+    end = q0 * cap if limit is None else min(q0 * cap, limit)
     node = f(q0)
     if node[1] < 0:
         # h(q0) = σ_a² Var[φ] ≥ 0 exactly; below 0 only by float round-off, when φ is ~0 at
