@@ -105,3 +105,30 @@ def _cli_prefix() -> list[str]:
 def cli_prefix() -> list[str]:
     """The command that runs the installed ``deqrmt`` console script."""
     return _cli_prefix()
+
+
+# --- the three parametrizations of issue 13, shared by the bias tests -----------------------------
+
+
+@pytest.fixture(scope="session")
+def deq():  # type: ignore[no-untyped-def]
+    """The diagonal DEQ β = 1/(1 − w) (readout 1)."""
+    from deqrmt.symbolic._bias import derive_bias
+
+    return derive_bias("1/(1-w)")
+
+
+@pytest.fixture(scope="session")
+def deq_out():  # type: ignore[no-untyped-def]
+    """The diagonal DEQ with a trained readout, β = u/(1 − w)."""
+    from deqrmt.symbolic._bias import derive_bias
+
+    return derive_bias("u/(1-w)")
+
+
+@pytest.fixture(scope="session")
+def diagonal():  # type: ignore[no-untyped-def]
+    """Woodworth et al.'s diagonal network β = u² − v²."""
+    from deqrmt.symbolic._bias import derive_bias
+
+    return derive_bias("u**2-v**2")

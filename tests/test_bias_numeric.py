@@ -22,21 +22,6 @@ from deqrmt.numeric._bias import (
 from deqrmt.symbolic._bias import BiasDerivation, derive_bias
 
 
-@pytest.fixture(scope="module")
-def deq() -> BiasDerivation:
-    return derive_bias("1/(1-w)")
-
-
-@pytest.fixture(scope="module")
-def diagonal() -> BiasDerivation:
-    return derive_bias("u**2-v**2")
-
-
-@pytest.fixture(scope="module")
-def deq_out() -> BiasDerivation:
-    return derive_bias("u/(1-w)")
-
-
 def _gaussian(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)) / np.sqrt(n)

@@ -28,21 +28,6 @@ from deqrmt.symbolic._bias import (
 u, v, w = sp.symbols("u v w", real=True)
 
 
-@pytest.fixture(scope="module")
-def deq() -> BiasDerivation:
-    return derive_bias("1/(1-w)")
-
-
-@pytest.fixture(scope="module")
-def deq_out() -> BiasDerivation:
-    return derive_bias("u/(1-w)")
-
-
-@pytest.fixture(scope="module")
-def diagonal() -> BiasDerivation:
-    return derive_bias("u**2-v**2")
-
-
 def _zero(e: sp.Expr) -> bool:
     return sp.simplify(e) == 0
 

@@ -30,21 +30,6 @@ def _seed_torch() -> None:
     torch.manual_seed(0)
 
 
-@pytest.fixture(scope="module")
-def deq() -> BiasDerivation:
-    return derive_bias("1/(1-w)")
-
-
-@pytest.fixture(scope="module")
-def deq_out() -> BiasDerivation:
-    return derive_bias("u/(1-w)")
-
-
-@pytest.fixture(scope="module")
-def diagonal() -> BiasDerivation:
-    return derive_bias("u**2-v**2")
-
-
 def _slope(x: list[float], y: list[float]) -> float:
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 

@@ -205,6 +205,19 @@ def names(text: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
+def sample_sizes(text: str) -> tuple[int, ...]:
+    """argparse type of ``--n``: comma-separated integers, at least one (``"256,512"``)."""
+    try:
+        out = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
+    if not out:
+        raise argparse.ArgumentTypeError("expected at least one sample size")
+    return out
+
+
 #: What ``pip install 'deqrmt[validate]'`` provides, by import name.
 VALIDATE_EXTRA = ("torch", "tqdm", "matplotlib")
 

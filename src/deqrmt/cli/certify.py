@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from .._errors import FileError, InvalidArgument
-from ._common import add_command, add_json, print_json, validate_extra
+from ._common import add_command, add_json, print_json, sample_sizes, validate_extra
 
 __all__ = ["NAME", "register", "run"]
 
@@ -21,18 +21,6 @@ NAME = "certify"
 
 #: A design file is a few kB; anything far larger is not one (and is not read into memory).
 MAX_DESIGN_BYTES = 1 << 20
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        out = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
-    if not out:
-        raise argparse.ArgumentTypeError("expected at least one sample size")
-    return out
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -59,7 +47,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="the DEQ's activation; must be the design's (default: the one in the design file)",
     )
     p.add_argument(
-        "--n", type=_sizes, default=(256, 512, 1024), metavar="N1,N2,…", help="sample sizes"
+        "--n", type=sample_sizes, default=(256, 512, 1024), metavar="N1,N2,…", help="sample sizes"
     )
     p.add_argument("--ratio", type=float, default=0.8, help="p/n, as on the slides")
     p.add_argument("--m", type=int, default=1024, help="width of the Monte Carlo ENNs")

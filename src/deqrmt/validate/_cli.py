@@ -12,26 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..cli._common import names, sample_sizes
+
 __all__ = ["configure_parser", "run"]
 
 #: = ``_sweep.PRESETS`` keys (repeated here so that building the parser never imports torch).
 PRESET_NAMES = ("paper", "zero-means")
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        out = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
-    if not out:
-        raise argparse.ArgumentTypeError("expected at least one sample size")
-    return out
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
@@ -54,7 +40,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--n",
         dest="ns",
-        type=_sizes,
+        type=sample_sizes,
         default=(256, 512, 1024),
         help="sample sizes, comma-separated (default 256,512,1024)",
     )
@@ -102,7 +88,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--trainable",
-        type=_names,
+        type=names,
         default=("a", "A"),
         help="parameters of the NTK: a,A (default: the slides' K*), a,A,B, A, …",
     )
