@@ -18,8 +18,10 @@ tail after K terms obeys, for j ≤ J and K + 1 ≥ j/(1 − |r|),
 
 which fixes K; |r| near 1 therefore costs many terms (refused beyond :data:`MAX_TERMS`).
 
-Two evaluations (dps + 5 with the working rule, dps + 20 with a finer one) are compared and
-only the digits they share are reported (:func:`deqrmt.numeric._verify.verify`).
+By default every digit is *proven* instead (:mod:`._certify_sphere`: Krawczyk proofs of s and
+r₀, the b_k and the tails as Arb balls); with ``certify=False``, or where Arb cannot enclose
+the activation, two evaluations (dps + 5 with the working rule, dps + 20 with a finer one) are
+compared and only the digits they share are reported (:func:`deqrmt.numeric._verify.verify`).
 """
 
 from __future__ import annotations
@@ -402,6 +404,9 @@ class SphereCoefficients:
     quadratic_ntk: tuple[QuadraticActivation, ...]
     series_terms: int
     notes: tuple[str, ...] = ()
+    certified: bool = False
+    prec_bits: int = 0
+    reason: str | None = None
 
     def __post_init__(self) -> None:
         missing = [k for k in SPHERE_KEYS if k not in self.values]
@@ -417,12 +422,18 @@ class SphereCoefficients:
     def as_floats(self) -> dict[str, float]:
         return {k: float(v.value) for k, v in self.values.items()}
 
-    @staticmethod
-    def _quadratic_dict(sols: tuple[QuadraticActivation, ...]) -> dict[str, Any] | None:
+    def _quadratic_dict(self, sols: tuple[QuadraticActivation, ...]) -> dict[str, Any] | None:
         if not sols:
             return None
-        out: dict[str, Any] = sols[0].to_dict()
-        out["other_signs"] = [q.to_dict() for q in sols[1:]]
+
+        def one(q: QuadraticActivation) -> dict[str, Any]:
+            d: dict[str, Any] = dict(q.to_dict())
+            if self.certified:
+                d["balls"] = {f"a{i}": _ball_dict(v) for i, v in ((2, q.a2), (1, q.a1), (0, q.a0))}
+            return d
+
+        out: dict[str, Any] = one(sols[0])
+        out["other_signs"] = [one(q) for q in sols[1:]]
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -440,11 +451,25 @@ class SphereCoefficients:
         out.update({k: self.values[k].text for k in NTK_EXTRA_KEYS if k in self.values})
         out["digits"] = {k: v.digits for k, v in self.values.items()}
         out["series_terms"] = self.series_terms
+        out["certified"] = self.certified
+        if self.certified:
+            out["balls"] = {k: _ball_dict(v) for k, v in self.values.items()}
+            out["prec_bits"] = self.prec_bits
+        elif self.reason:
+            out["reason"] = self.reason
         out["notes"] = list(self.notes)
         return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+
+def _ball_dict(v: Verified) -> dict[str, str]:
+    """A proven value's ball for JSON, as the coefficients' ``balls`` (docs/json.md)."""
+    return {
+        "midpoint": mpmath.nstr(v.value, max(v.digits + 10, 20), strip_zeros=False),
+        "radius": mpmath.nstr(v.radius, 3) if v.radius else "0",
+    }
 
 
 @functools.lru_cache(maxsize=2)
@@ -623,6 +648,8 @@ def sphere_coefficients(
     sigma_b2: Any = None,
     d: int = 1200,
     dps: int = 30,
+    *,
+    certify: bool = True,
 ) -> SphereCoefficients:
     r"""HLD 2023's α, β, μ (Theorem 1), α̇, β̇, μ̇ (Theorem 3) and Corollary 1's quadratics.
 
@@ -634,7 +661,11 @@ def sphere_coefficients(
       activation: library name, ``name(params)`` or an expression in ``x``.
       sigma_a2, sigma_b2: exact numbers; σ_b² defaults to 1 − σ_a² (the paper's assumption).
       d: the data dimension (enters α and the quadratic's a0).
-      dps: significant digits wanted (evaluated at dps + 5 and dps + 20; agreeing digits kept).
+      dps: significant digits wanted.
+      certify: prove every digit by Arb ball arithmetic (default: it is also faster, see
+        :mod:`._certify_sphere`); an activation outside the enclosure rules falls back to the
+        digits two evaluations agree on (``certified=False`` with the ``reason``).  False: the
+        two evaluations only (dps + 5 and dps + 20).
 
     Raises:
       InvalidArgument: malformed input.
@@ -651,6 +682,59 @@ def sphere_coefficients(
         raise InvalidArgument(f"d must be a positive integer (the data dimension), got d={d!r}.")
     if isinstance(dps, bool) or not isinstance(dps, int) or not 5 <= dps <= 200:
         raise InvalidArgument(f"dps must be an integer in [5, 200], got dps={dps!r}.")
+    if certify:
+        from ._certify_sphere import certify_sphere  # Arb is loaded only when a proof is asked for
+        from ._enclose import NotEnclosable
+
+        try:
+            balls = certify_sphere(_sphere_problem(act, sa2, sb2), d, dps)
+        except NotEnclosable as e:
+            return dataclasses.replace(_verified_sphere(act, sa2, sb2, d, dps), reason=str(e))
+        return _from_balls(act, sa2, sb2, d, dps, balls)
+    return _verified_sphere(act, sa2, sb2, d, dps)
+
+
+def _no_quadratic_note(values: Mapping[str, Verified], which: str, d: int) -> str:
+    prefix = "" if which == "CK" else "ntk_"
+    alpha, mu = values[f"{prefix}alpha"].text, values[f"{prefix}mu"].text
+    return (
+        f"Corollary 1 ({which}): no real quadratic activation: it needs α ≥ μ/d and μ, β ≥ 0, "
+        f"here α = {alpha}, μ = {mu}, d = {d} (for an odd φ, α = 0)."
+    )
+
+
+def _from_balls(
+    act: Activation, sa2: sp.Rational, sb2: sp.Rational, d: int, dps: int, balls: Any
+) -> SphereCoefficients:
+    """A :class:`SphereCoefficients` whose every value is the digits its ball proves."""
+    from ._certify import proven
+
+    values = {k: proven(v, dps) for k, v in balls.values.items()}
+    signs, _, _ = _quadratic_functions()
+    notes: list[str] = []
+
+    def quadratics(sols: Any, which: str) -> tuple[QuadraticActivation, ...]:
+        out = tuple(
+            QuadraticActivation(sign, *(proven(v, dps) for v in sol))
+            for sign, sol in zip(signs, sols, strict=True)
+            if sol is not None
+        )
+        if not out:
+            notes.append(_no_quadratic_note(values, which, d))
+        return out
+
+    qck = quadratics(balls.quadratic_ck, "CK")
+    qntk = quadratics(balls.quadratic_ntk, "NTK")
+    return SphereCoefficients(
+        act, sa2, sb2, d, dps, values, qck, qntk, balls.terms, tuple(notes),
+        certified=True, prec_bits=balls.prec_bits,
+    )  # fmt: skip
+
+
+def _verified_sphere(
+    act: Activation, sa2: sp.Rational, sb2: sp.Rational, d: int, dps: int
+) -> SphereCoefficients:
+    """The verified path: two evaluations (dps+5, dps+20 with a finer rule), agreeing digits."""
     work, wck, wntk, terms = _sphere_run(act, sa2, sb2, d, dps + _GUARD_WORK, 0, None)
     check, cck, cntk, terms_c = _sphere_run(act, sa2, sb2, d, dps + _GUARD_CHECK, 1, work["g_at_1"])
     keys = (*SPHERE_KEYS, *NTK_EXTRA_KEYS)
@@ -669,13 +753,7 @@ def sphere_coefficients(
             )
             out.append(QuadraticActivation(sign, a2v, a1v, a0v))
         if not out:
-            prefix = "" if which == "CK" else "ntk_"
-            alpha = values[f"{prefix}alpha"].text
-            mu = values[f"{prefix}mu"].text
-            notes.append(
-                f"Corollary 1 ({which}): no real quadratic activation: it needs α ≥ μ/d and μ, β ≥ 0, "
-                f"here α = {alpha}, μ = {mu}, d = {d} (for an odd φ, α = 0)."
-            )
+            notes.append(_no_quadratic_note(values, which, d))
         return tuple(out)
 
     qck = quadratics(wck, cck, "CK")

@@ -1,0 +1,473 @@
+r"""Certified sphere constants (HLD 2023): every digit of g(1), g(0), g'(0), … proven in Arb.
+
+The verified path (:mod:`._sphere`) agrees two evaluations; this one proves, in four steps.
+
+1. **s = g(1).**  The sphere's diagonal map is the DEQ variance map with τ0 = 1 and no
+   centering (:func:`._sphere._sphere_problem`), so the Krawczyk proof of
+   :func:`._certify._prove` applies as is: a ball S ∋ s, the unique fixed point in a ball
+   around it, with |F'| < 1 there.
+2. **The dual's Taylor coefficients** c_k = b_k², b_k = E[h_k(ξ) φ(τξ)], τ = √S, as balls:
+   ``acb.integral`` in x = τξ, split at φ's kinks, the Hermite functions h_k = He_k/√k! run
+   by their three-term recursion in ball arithmetic inside the integrand.  The tails |x| > X
+   are bounded for every k at once by Cramér's inequality (Abramowitz–Stegun 22.14.17:
+   |H_n(x)| ≤ κ 2^{n/2} √(n!) e^{x²/2}, κ = 1.086435…, i.e. |h_k(ξ)| ≤ κ e^{ξ²/4}):
+
+       |∫_{ξ>X/τ} h_k(ξ) φ(τξ) pdf(ξ) dξ| ≤ κ √2 ∫_{η>X/(√2τ)} |φ(√2τ η)| pdf(η) dη,
+
+   which is :func:`._enclose.gaussian_tail` at the scale √2τ with φ's growth bound.
+   The series tail is Parseval's (c_k ≥ 0, Σ c_k = f(1) = E[φ(τξ)²], a moment enclosed by
+   :mod:`._enclose`): for |r| ≤ ρ and K + 1 ≥ j/(1 − ρ),
+
+       |Σ_{k>K} c_k (k)_j r^{k−j}| ≤ (f(1) − Σ_{k≤K} c_k)·(K+1)_j ρ^{K+1−j}.
+
+   Since c_k enters f^{(j)}(r₀) with the weight (k)_j r₀^{k−j}, b_k needs ~k·log2(1/r₀)
+   fewer bits than b_0: the precision falls with k, and high terms are cheap.
+3. **r₀ = g(0)/s**, the root of h(r) = s r − σ_a² f(r) in [0, 1): Krawczyk's test on h with
+   the series above.  Uniqueness in all of [0, 1) holds without a search: f is convex on
+   [0, 1] (c_k ≥ 0), so h is concave, h(0) = −σ_a² f(0) ≤ 0 and h(1) = s − σ_a² f(1) = σ_b² > 0
+   (the diagonal fixed point); a concave function has one root there (r = 0 when f(0) = 0 and
+   h'(0) > 0).
+4. **The constants**: the derived formulas of :func:`deqrmt.symbolic.derive_sphere` and
+   Corollary 1's quadratics (:func:`deqrmt.symbolic.derive_quadratic`) evaluated on the balls;
+   a quadratic is real when every radicand is proved ≥ 0, absent when one is proved < 0.
+
+Anything outside these rules raises :class:`~._enclose.NotEnclosable`; the caller then falls
+back to the verified path with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import flint
+from flint import acb, arb
+
+from .._errors import ContractionError, NoConvergence
+from ..symbolic import Activation, X
+from ..symbolic._sphere import ALPHA, BETA, DIM, MU, derive_quadratic
+from ._arb import (
+    ACB_FUNCTIONS,
+    AcbContext,
+    ArbContext,
+    bits_for_digits,
+    to_arb,
+    unsupported,
+    workprec,
+)
+from ._certify import _FLOAT_BITS, GUARD_DIGITS, MAX_ATTEMPTS, _Map, _prove, _star_float, proven
+from ._enclose import NotEnclosable, gaussian_tail, growth_bound
+from ._printer import compile_function
+from ._problem import DEQProblem
+from ._sphere import MAX_TERMS, NTK_EXTRA_KEYS, SPHERE_KEYS, _sphere_function, _terms_needed
+from ._verify import MIN_DIGITS
+
+__all__ = ["SphereBalls", "Controls", "certify_sphere"]
+
+#: Cramér's constant, rounded up (A&S 22.14.17: κ = 1.086435): |h_k(ξ)| ≤ κ e^{ξ²/4}.
+_CRAMER = Fraction(10865, 10000)
+#: the lowest precision a Hermite projection is computed at (its own rounding stays far below)
+_MIN_PREC = 64
+#: Hermite projections added per extension of the series
+_CHUNK = 8
+_MAX_CUT_STEPS = 40
+
+
+@dataclasses.dataclass(frozen=True)
+class Controls:
+    """Switches for negative-control tests only: a fixed cut ``|x| ≤ cut``, the Gaussian tail
+    bound dropped, a fixed number of series ``terms``, the Parseval tail bound dropped."""
+
+    cut: int | None = None
+    gaussian_tail: bool = True
+    terms: int | None = None
+    series_tail: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class SphereBalls:
+    """The proven balls: ``values`` (SPHERE_KEYS and NTK_EXTRA_KEYS), Corollary 1's real
+    solutions per sign pattern (None: not real), the series length and the precision."""
+
+    values: dict[str, arb]
+    quadratic_ck: tuple[tuple[arb, arb, arb] | None, ...]
+    quadratic_ntk: tuple[tuple[arb, arb, arb] | None, ...]
+    terms: int
+    prec_bits: int
+
+
+# ---------------------------------------------------------------------------
+# b_k = E[h_k(ξ) φ(τξ)] as balls
+# ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _pieces(act: Activation) -> tuple[Callable[..., tuple[Any, ...]], ...]:
+    for p in act.pieces:
+        bad = unsupported(p.expr, ACB_FUNCTIONS, holomorphic=True)
+        if bad:
+            raise NotEnclosable(
+                f"{act.name}: {p.expr} uses {', '.join(bad)}, outside the functions enclosed as "
+                "holomorphic integrands"
+            )
+    return tuple(compile_function("phi_piece_acb", [X], [p.expr]) for p in act.pieces)
+
+
+class _Projections:
+    """b_0, b_1, … of ξ ↦ φ(τξ) for every τ in the ball ``tau``, extended on demand."""
+
+    def __init__(self, act: Activation, tau: arb, prec: int, controls: Controls) -> None:
+        if not all(k.is_Rational for k in act.kinks):
+            raise NotEnclosable(f"{act.name}: an irrational kink is not an exact split point")
+        self.act, self.tau, self.prec, self.controls = act, tau, prec, controls
+        self.fns = _pieces(act)
+        self.parity = act.parity
+        self.b: list[arb] = []
+        self.cut, self.tail = self._cut()
+
+    def _tail(self, cut: int) -> arb | None:
+        """κ√2·(right + left Gaussian tails at scale √2τ) beyond |x| = cut (module doc)."""
+        with workprec(64):
+            tau_hi = arb(self.tau.upper())
+            scale = arb(((2 * tau_hi * tau_hi).sqrt()).upper())
+            r = arb((arb(cut) / scale).lower())
+            pieces = self.act.pieces
+            total = arb(0)
+            for expr in (pieces[-1].expr, pieces[0].expr.subs(X, -X)):
+                t = gaussian_tail((1,), growth_bound(expr, arb(cut)), scale, r)
+                if t is None:
+                    return None
+                total += t
+            return arb((total * to_arb(_CRAMER) * arb(2).sqrt()).upper())
+
+    def _cut(self) -> tuple[int, arb]:
+        kink_max = max((abs(Fraction(int(k.p), int(k.q))) for k in self.act.kinks), default=0)
+        if self.controls.cut is not None:
+            if self.controls.cut <= kink_max:
+                raise ValueError(f"cut={self.controls.cut} must exceed every kink")
+            t = self._tail(self.controls.cut)
+            if t is None:
+                raise NotEnclosable(f"cut {self.controls.cut} is too small for the tail lemma")
+            return self.controls.cut, t
+        # e^{-ξ²/4} decays to 2^-prec near ξ = 2√(prec·ln 2): start there, step up
+        cut = max(
+            math.ceil(float(self.tau.upper()) * 2 * (math.sqrt(self.prec * math.log(2)) + 1)),
+            math.floor(kink_max) + 1,
+        )
+        target = arb(2) ** (-self.prec - 8)
+        for _ in range(_MAX_CUT_STEPS):
+            t = self._tail(cut)
+            if t is not None and t <= target:
+                return cut, t
+            cut += max(1, cut // 8)
+        raise NotEnclosable(
+            f"no cut below {cut} makes the Hermite tails of {self.act.name} smaller than "
+            f"2^-{self.prec} (the growth bound is too weak)"
+        )
+
+    def _zero(self, k: int) -> bool:
+        """b_k = 0 exactly by symmetry (φ odd: even k; φ even: odd k)."""
+        return (self.parity == -1 and k % 2 == 0) or (self.parity == 1 and k % 2 == 1)
+
+    def extend(self, k_max: int, prec_of: Callable[[int], int]) -> None:
+        """Compute b_k up to k = k_max, b_k at ``prec_of(k)`` bits (two per integral)."""
+        todo = [k for k in range(len(self.b), k_max + 1) if not self._zero(k)]
+        got: dict[int, arb] = {}
+        for i in range(0, len(todo), 2):
+            pair = todo[i : i + 2]
+            prec = max(prec_of(k) for k in pair)
+            got.update(zip(pair, self._integrate(pair, prec), strict=True))
+        self.b.extend(got.get(k, arb(0)) for k in range(len(self.b), k_max + 1))
+
+    def _integrand(self, ks: list[int], piece: int, prec: int) -> Callable[[acb, bool], acb]:
+        """x ↦ (h_{k₁}(x/τ) + i h_{k₂}(x/τ)) φ(x) e^{−x²/(2τ²)}: two real integrals in one."""
+        fn = self.fns[piece]
+        actx = AcbContext(prec)
+        inv_tau = acb(1 / self.tau)
+        half = acb(1 / (2 * self.tau * self.tau))
+        top = max(ks)
+        # h_k = (ξ h_{k−1} − √(k−1) h_{k−2})/√k
+        c1 = [acb(0), acb(0), *(acb(1 / arb(k).sqrt()) for k in range(2, top + 1))]
+        c2 = [acb(0), acb(0), *(acb((arb(k - 1) / k).sqrt()) for k in range(2, top + 1))]
+        unit = acb(0, 1)
+
+        def integrand(x: acb, analytic: bool) -> acb:
+            actx.analytic = analytic
+            xi = x * inv_tau
+            prev, h = acb(1), xi
+            hs = {0: prev, 1: h}
+            for k in range(2, top + 1):
+                prev, h = h, xi * h * c1[k] - prev * c2[k]
+                hs[k] = h
+            w = hs[ks[0]] if len(ks) == 1 else hs[ks[0]] + unit * hs[ks[1]]
+            return w * fn(actx, x)[0] * (-(x * x) * half).exp()  # type: ignore[no-any-return]
+
+        return integrand
+
+    def _integrate(self, ks: list[int], prec: int) -> list[arb]:
+        kinks = [to_arb(k) for k in self.act.kinks]
+        cut = self.cut
+        points = [arb(-cut), *(k for k in kinks if -cut < k < cut), arb(cut)]
+        with workprec(prec):
+            total = acb(0)
+            tol = arb(2) ** (-prec)
+            for piece, (a, b) in enumerate(zip(points[:-1], points[1:], strict=True)):
+                f = self._integrand(ks, piece, prec)
+                total += acb.integral(f, a, b, abs_tol=tol, rel_tol=tol)
+            norm = 1 / (self.tau * (2 * arb.pi()).sqrt())
+            out = []
+            for part in (total.real, total.imag)[: len(ks)]:
+                v = part * norm
+                if self.controls.gaussian_tail:
+                    v += arb(0, self.tail)
+                out.append(v)
+        for k, v in zip(ks, out, strict=True):
+            if not v.is_finite():
+                raise NotEnclosable(f"b_{k} of {self.act.name} is not finite in ball arithmetic")
+        return out
+
+
+# ---------------------------------------------------------------------------
+# The dual f(r) = Σ c_k r^k with its Parseval tail
+# ---------------------------------------------------------------------------
+
+
+class _Dual:
+    """f^{(j)}(r) as a ball for every r in a ball, from the projections and f(1)."""
+
+    def __init__(self, proj: _Projections, norm: arb, controls: Controls) -> None:
+        self.proj, self.norm, self.controls = proj, norm, controls
+
+    @property
+    def terms(self) -> int:
+        return len(self.proj.b)
+
+    def remainder(self) -> arb:
+        """An upper bound of Σ_{k>K} c_k = f(1) − Σ_{k≤K} c_k (Parseval)."""
+        total = self.norm - sum((b * b for b in self.proj.b), arb(0))
+        return arb(max(total.upper(), arb(0)))
+
+    def tail(self, rho: arb, j: int) -> arb | None:
+        """The bound on Σ_{k>K} c_k (k)_j r^{k−j} for |r| ≤ ρ; None if K + 1 < j/(1 − ρ)."""
+        k1 = self.terms  # K + 1
+        if not rho < 1 or not k1 * (1 - rho) >= j:
+            return None
+        falling = arb(math.prod(range(k1 - j + 1, k1 + 1)))
+        return arb((self.remainder() * falling * rho ** (k1 - j)).upper())
+
+    def __call__(self, r: arb, j: int, *, tail: bool = True) -> arb:
+        rho = arb(abs(r).upper())
+        total = arb(0)
+        for k in range(self.terms - 1, j - 1, -1):  # Horner in r
+            b = self.proj.b[k]
+            total = total * r + b * b * math.prod(range(k - j + 1, k + 1))
+        if tail and self.controls.series_tail:
+            t = self.tail(rho, j)
+            if t is None:
+                raise NotEnclosable(f"too few Mehler terms ({self.terms}) for |r| ≤ {rho.str(5)}")
+            total += arb(0, t)
+        return total
+
+
+def _estimate(dual: _Dual, s: arb, a2: arb) -> arb:
+    """A point r̃ ≈ r₀ by Newton from 0 on the truncated series (monotone: f convex)."""
+    r = arb(0)
+    for _ in range(200):
+        h = arb((s * r - a2 * dual(r, 0, tail=False)).mid())
+        dh = arb((s - a2 * dual(r, 1, tail=False)).mid())
+        if dh == 0:
+            break
+        step = arb((h / dh).mid())
+        r = arb((r - step).mid())
+        if step == 0 or abs(step) <= abs(r) * arb(2) ** (4 - flint.ctx.prec):
+            break
+    if not r < 1:
+        raise ContractionError(
+            f"g(0)/g(1) = {r.str(6)} is outside [0, 1): no admissible fixed point at ρ = 0; "
+            "reduce --sigma-a2."
+        )
+    return arb(max(r, arb(0)))
+
+
+def _origin(dual: _Dual, s: arb, a2: arb, prec: int) -> arb:
+    """The ball ∋ r₀ (see the module doc, step 3), with the series extended as needed."""
+    target = arb(2) ** (-prec - 4)
+    with workprec(prec):
+        while True:
+            r = _estimate(dual, s, a2)
+            # f(0) = 0 exactly (φ odd) makes r₀ = 0 exact: f^{(j)}(0) needs no tail, and the
+            # Krawczyk ball below is 2^(−prec/2) wide
+            exact_zero = r == 0 and dual(r, 0, tail=False) == 0
+            rho = (
+                arb(2) ** (-prec // 2)
+                if exact_zero
+                else arb((r * (1 + arb(2) ** -10) + arb(2) ** -20).upper())
+            )
+            fixed = dual.controls.terms is not None
+            if fixed or all((t := dual.tail(rho, j)) is not None and t <= target for j in range(4)):
+                break
+            # r̃ from a truncated series is below r₀: a refusal sized on it is never premature
+            if (
+                dual.terms > MAX_TERMS
+                or _terms_needed(float(r.mid()), prec * 0.30103, 3) > MAX_TERMS
+            ):
+                raise NoConvergence(
+                    f"the dual activation is needed at correlation r = {r.str(6)}: its Mehler series "
+                    f"needs more than {MAX_TERMS} terms there; lower --sigma-a2 (r = g(0)/g(1) "
+                    "grows with it) or ask for fewer digits (--dps)."
+                )
+            # c_k weighs (k)_j r₀^{k−j} in f^{(j)}(r₀): b_k needs k·log2(1/ρ) bits fewer
+            plan = min(0.95, 1.5 * float(r.mid()) + 0.02)
+            drop = -math.log2(plan)
+
+            def prec_of(k: int, drop: float = drop) -> int:
+                return max(_MIN_PREC, prec + 16 + 3 * (k + 1).bit_length() - int((k - 3) * drop))
+
+            dual.proj.extend(dual.terms + _CHUNK - 1, prec_of)
+        h0 = s * r - a2 * dual(r, 0)
+        if exact_zero:  # h(0) = 0: the root is 0 itself, unique where h' > 0
+            dh = s - a2 * dual(arb(0, rho), 1)
+            if not dh > 0:
+                raise NotEnclosable(f"h'(0) = s − σ_a² f'(0) > 0 is undecided: {dh.str(8)}")
+            return arb(0)
+        # Krawczyk: K(Q) = r̃ − Y h(r̃) + (1 − Y h'(Q))(Q − r̃) ⊂ int Q
+        for widen in (prec // 2, prec // 3, prec // 4):
+            big_q = arb(r, (abs(r) * arb(2) ** (-widen) + arb(2) ** (-prec)).upper())
+            dh_q = s - a2 * dual(big_q, 1)
+            y = 1 / arb(dh_q.mid())
+            k = r - y * h0 + (1 - y * dh_q) * (big_q - r)
+            if big_q.contains_interior(k):
+                break
+        else:
+            raise NotEnclosable(f"the Krawczyk test failed around g(0)/g(1) ≈ {r.str(20)}")
+        if not k >= 0:
+            raise NotEnclosable(f"g(0)/g(1) ≥ 0 is undecided on the ball {k.str(8)}")
+        return k
+
+
+# ---------------------------------------------------------------------------
+# The constants
+# ---------------------------------------------------------------------------
+
+
+class _NotReal(Exception):
+    """A radicand of Corollary 1 is proved negative: that sign pattern has no real quadratic."""
+
+
+class _RealRootContext(ArbContext):
+    """ArbContext whose sqrt decides the radicand's sign: < 0 → not real, undecided → decline."""
+
+    def sqrt(self, x: Any) -> Any:
+        v = self._n(x)
+        if v >= 0:
+            return v.sqrt()
+        if v < 0:
+            raise _NotReal
+        raise NotEnclosable(f"the sign of a radicand in Corollary 1 is undecided: {v.str(8)}")
+
+
+def _quadratics(
+    kind: str, alpha: arb, beta: arb, mu: arb, d: int, prec: int
+) -> tuple[tuple[arb, arb, arb] | None, ...]:
+    """Corollary 1's solutions for ``kind`` ("ck" or "ntk"), in the order of ``derive_quadratic``."""
+    ctx = _RealRootContext(prec)
+    out: list[tuple[arb, arb, arb] | None] = []
+    for one in _solutions_by_sign(kind):
+        try:
+            with workprec(prec):
+                a2, a1, a0 = (_ball(v) for v in one(ctx, alpha, beta, mu, arb(d)))
+            out.append((a2, a1, a0))
+        except _NotReal:
+            out.append(None)
+    return tuple(out)
+
+
+def _ball(v: Any) -> arb:
+    return v if isinstance(v, arb) else to_arb(v)
+
+
+@functools.lru_cache(maxsize=2)
+def _solutions_by_sign(kind: str) -> tuple[Callable[..., tuple[Any, ...]], ...]:
+    """Corollary 1's (a2, a1, a0), one compiled function per sign pattern: a pattern whose
+    radicand is negative must not stop the others."""
+    q = derive_quadratic()
+    return tuple(
+        compile_function(
+            f"quadratic_{kind}_" + s.signs.replace("+", "p").replace("-", "m"),
+            [ALPHA, BETA, MU, DIM],
+            [s.a2, s.a1, s.a0],
+            doc=f"HLD 2023 Corollary 1 ({kind.upper()}), signs {s.signs}.",
+        )
+        for s in (q.ck if kind == "ck" else q.ntk)
+    )
+
+
+def _run(
+    problem: DEQProblem, d: int, prec: int, controls: Controls, q: arb, known: int
+) -> tuple[dict[str, arb], arb, int, tuple[Any, ...], tuple[Any, ...]]:
+    hmap = _Map(problem)
+    s, _ = _prove(hmap, q, known, prec)  # ContractionError when |F'| ≥ 1
+    with workprec(prec):
+        tau = s.sqrt()
+    m = hmap.enc(tau, ("sq", "dsq"), prec)
+    with workprec(prec):  # 1/5 is a ball rounded at the precision in force: set it first
+        a2, b2 = to_arb(problem.sigma_a2), to_arb(problem.sigma_b2)
+        g_dot = a2 * m["dsq"]
+        if g_dot >= 1:
+            raise ContractionError(
+                f"σ_a² E[φ'(√s ξ)²] = {g_dot.str(8)} ≥ 1: the kernel map is not a contraction off "
+                "the diagonal and K* = G*/(1 − Ġ*) diverges; choose a smaller --sigma-a2 (with "
+                "σ_b² fixed)."
+            )
+        if not g_dot < 1:
+            raise NotEnclosable(f"σ_a² E[φ'(√s ξ)²] = {g_dot.str(8)} is not separated from 1")
+    proj = _Projections(problem.activation, tau, prec, controls)
+    proj.extend(controls.terms if controls.terms is not None else 3, lambda k: prec + 16)
+    dual = _Dual(proj, m["sq"], controls)
+    r0 = _origin(dual, s, a2, prec)
+    fn, names, _ = _sphere_function()
+    ctx = ArbContext(prec)
+    with workprec(prec):
+        fs = [dual(r0, j) for j in range(4)]
+        env = [a2, b2, s, arb(d), s * r0, m["dsq"], *fs]
+        raw = fn(ctx, *env)
+        values = {
+            k: (v if isinstance(v, arb) else to_arb(v)) for k, v in zip(names, raw, strict=True)
+        }
+    values = {k: values[k] for k in (*SPHERE_KEYS, *NTK_EXTRA_KEYS)}
+    ck = _quadratics("ck", values["alpha"], values["beta"], values["mu"], d, prec)
+    ntk = _quadratics("ntk", values["ntk_alpha"], values["ntk_beta"], values["ntk_mu"], d, prec)
+    return values, s, dual.terms, ck, ntk
+
+
+def certify_sphere(
+    problem: DEQProblem, d: int, dps: int, controls: Controls = Controls()
+) -> SphereBalls:
+    """The sphere constants as proven balls, raising the precision until ``dps`` digits show.
+
+    Raises:
+      NotEnclosable: outside what ball arithmetic proves here (the caller falls back).
+      ContractionError: a fixed point that does not attract, or a diverging NTK.
+      NoConvergence: g(0)/g(1) so close to 1 that the series needs too many terms.
+    """
+    prec = bits_for_digits(dps + GUARD_DIGITS) + 16
+    q_float = _star_float(problem)
+    with workprec(prec):
+        q, known = arb(q_float), _FLOAT_BITS
+    for attempt in range(MAX_ATTEMPTS):
+        values, s, terms, ck, ntk = _run(problem, d, prec, controls, q, known)
+        balls = [*values.values(), *(v for sol in (*ck, *ntk) if sol for v in sol)]
+        short = min(proven(v, dps).digits for v in balls)
+        if short >= dps or attempt == MAX_ATTEMPTS - 1:
+            break
+        with workprec(prec):
+            q = arb(s.mid())
+            known = max(_FLOAT_BITS, int(-math.log2(float((s.rad() / abs(s.mid())).upper()))))
+        prec += bits_for_digits(dps - short + GUARD_DIGITS)
+    if short < min(dps, MIN_DIGITS):
+        raise NotEnclosable(f"only {short} digits proven at {prec} bits")
+    return SphereBalls(values, ck, ntk, terms, prec)
