@@ -204,17 +204,20 @@ def test_linear_envelope_bounds_phi(name):
     """|φ(x)| ≤ A + B|x| checked pointwise (SymPy's own evaluation of φ at 40 digits, a path
     independent of the interval bounds) on a grid reaching far beyond every kink."""
     act = get_activation(name)
-    big_a, big_b = linear_envelope(act)
-    a, b = (mpmath.mpf(v.upper().str(30, radius=False)) for v in (big_a, big_b))
+    # |x| ≤ 25 in steps of 1/8, then (3/2)^k from 26 to ~1.2·10^5, all exact
+    points = [Fraction(k, 8) for k in range(-200, 201)]
+    points += [s * Fraction(3, 2) ** k for k in range(9, 30) for s in (1, -1)]
+    _assert_enveloped(act, linear_envelope(act), points)
+
+
+def _assert_enveloped(act, envelope, points):
+    """|φ(x)| ≤ A + B|x| at every point, φ evaluated by SymPy's lambdify at 40 digits."""
+    a, b = (mpmath.mpf(v.upper().str(30, radius=False)) for v in envelope)
     with mpmath.workdps(40):
         phi = sp.lambdify(X, act.expr, "mpmath")
-        for k in range(-400, 401):
-            x = (
-                mpmath.mpf(k) / 8
-                if abs(k) <= 200
-                else mpmath.mpf(10) ** (abs(k) / 100) * (1 if k > 0 else -1)
-            )
-            assert abs(phi(x)) <= a + b * abs(x), (name, x)
+        for p in points:
+            x = to_mpf(p)
+            assert abs(phi(x)) <= a + b * abs(x), (act.name, p)
 
 
 def test_no_envelope_where_phi_outgrows_a_line():
@@ -260,13 +263,7 @@ def test_linear_envelope_holds_for_random_activations(data):
     act = data.draw(dt.activations())
     envelope = linear_envelope(act)
     assume(envelope is not None)
-    a, b = (mpmath.mpf(v.upper().str(30, radius=False)) for v in envelope)
-    with mpmath.workdps(40):
-        phi = sp.lambdify(X, act.expr, "mpmath")
-        for k in range(-60, 61):
-            x = (
-                mpmath.mpf(k) / 4
-                if abs(k) <= 40
-                else mpmath.mpf(2) ** (abs(k) - 30) * (1 if k > 0 else -1)
-            )
-            assert abs(phi(x)) <= a + b * abs(x), (act.name, x)
+    # |x| ≤ 10 in steps of 1/4, then 2^11 … 2^30
+    points = [Fraction(k, 4) for k in range(-40, 41)]
+    points += [s * Fraction(2) ** k for k in range(11, 31) for s in (1, -1)]
+    _assert_enveloped(act, envelope, points)
