@@ -109,6 +109,17 @@ def test_report_lines_and_json_round_trip(tanh_report):
         tanh_report["nope"]
 
 
+def test_report_inputs_are_the_problem_records():
+    # One home for how inputs serialise: the report's input fields are DEQProblem.to_dict's.
+    report = check_activation("max(x, 0.1*x)", "0.3", "1/2", "1.5")
+    inputs = report.problem.to_dict()
+    d = report.to_dict()
+    assert list(d)[:5] == ["activation", "expression", "sigma_a2", "sigma_b2", "tau0"]
+    assert all(d[k] == inputs[k] for k in list(d)[:5])
+    assert (d["sigma_a2"], d["sigma_b2"], d["tau0"]) == ("3/10", "1/2", "3/2")
+    assert (report.sigma_a2, report.tau0) == (sp.Rational(3, 10), sp.Rational(3, 2))
+
+
 def test_item_status_is_validated():
     with pytest.raises(InvalidArgument, match="PASS, FAIL or N/A"):
         CheckItem("x", "x", "OK", {}, "")

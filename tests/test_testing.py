@@ -115,3 +115,21 @@ def test_public_surface():
     assert set(dt.__all__) <= set(dir(dt))
     for name in ("activations", "settings", "library_activations", "assert_consistent"):
         assert callable(getattr(dt, name))
+
+
+def test_exponential_denominators_need_no_bounded_sympy_attempt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The bumps' pieces have denominators e^{u} (denom of e^{−u}): never zero, decided without
+    # solveset, whose bounded attempt clears SymPy's cache (the strategies' main cost, issue 14).
+    from deqrmt.symbolic import _effort
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("bounded() called")
+
+    monkeypatch.setattr(_effort, "bounded", refuse)
+    act = parse_activation("x/5 + 3*(0.4*x - 1)*exp(-(0.4*x - 1)**2/2)")
+    assert len(act.pieces) == 1
+    monkeypatch.undo()
+    with pytest.raises(ActivationError, match="pole"):
+        parse_activation("exp(-x)/x").pieces  # noqa: B018 (the property raises)

@@ -19,8 +19,9 @@ A user's test file::
         act = data.draw(dt.activations())
         dt.assert_consistent(act, data.draw(dt.settings(act)))
 
-``deadline=None`` matters: an example costs ~0.3–1.5 s, mostly the engine deriving a new
-activation's closed-form moments (200 examples took 160–220 s on a shared 2-core machine).
+``deadline=None`` matters: an example costs ~0.2–1 s, mostly the engine deriving a new
+activation's closed-form moments and compiling them (200 examples took ~95 s on a shared
+2-core machine).
 Strategies draw exact decimal strings, never floats: a failing example is reproduced by
 copying it.  Needs Hypothesis (``pip install 'deqrmt[dev]'`` or ``pip install hypothesis``).
 """

@@ -146,13 +146,31 @@ class CheckItem:
 
 @dataclasses.dataclass(frozen=True)
 class CheckReport:
-    """Every item :func:`check_activation` checked, for one activation and one setting."""
+    """Every item :func:`check_activation` checked, for one activation and one setting.
 
-    activation: Activation
-    sigma_a2: sp.Rational
-    sigma_b2: sp.Rational
-    tau0: sp.Rational
+    Attributes:
+      problem: the activation and setting checked (at the lower precision of the digit pair).
+      items: the report's lines, in order.
+    """
+
+    problem: DEQProblem
     items: tuple[CheckItem, ...]
+
+    @property
+    def activation(self) -> Activation:
+        return self.problem.activation
+
+    @property
+    def sigma_a2(self) -> sp.Rational:
+        return self.problem.sigma_a2
+
+    @property
+    def sigma_b2(self) -> sp.Rational:
+        return self.problem.sigma_b2
+
+    @property
+    def tau0(self) -> sp.Rational:
+        return self.problem.tau0
 
     @property
     def passed(self) -> bool:
@@ -192,12 +210,11 @@ class CheckReport:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        # The inputs as the problem record writes them; the report has always carried only
+        # the activation and the setting (not dps, centring, trainable parameters).
+        inputs = self.problem.to_dict()
         return {
-            "activation": self.activation.name,
-            "expression": str(self.activation.expr),
-            "sigma_a2": str(self.sigma_a2),
-            "sigma_b2": str(self.sigma_b2),
-            "tau0": str(self.tau0),
+            **{k: inputs[k] for k in _REPORT_INPUTS},
             "passed": self.passed,
             "assumption_holds": self.assumption_holds,
             "items": [item.to_dict() for item in self.items],
@@ -207,6 +224,8 @@ class CheckReport:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
+#: the problem's fields a report's JSON carries, in this order
+_REPORT_INPUTS = ("activation", "expression", "sigma_a2", "sigma_b2", "tau0")
 _ASSUMPTION_KEYS = ("lipschitz", "moments", "centred", "variance_lipschitz", "variance_curvature")
 
 
@@ -1442,6 +1461,4 @@ def check_activation(
         )
     else:
         items.append(_guard("monte_carlo", lambda: monte_carlo_item(problem, device=device)))
-    return CheckReport(
-        problem.activation, problem.sigma_a2, problem.sigma_b2, problem.tau0, tuple(items)
-    )
+    return CheckReport(problem, tuple(items))

@@ -8,6 +8,7 @@ the context's precision.  A Float in an expression is a bug upstream and is refu
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import linecache
 from collections.abc import Callable, Sequence
@@ -45,20 +46,38 @@ def function_source(
 ) -> str:
     """Source of ``def name(ctx, *args): return (expr0, expr1, ...)`` with common subexpressions."""
     printer = ContextPrinter()
-    replacements, reduced = sp.cse(
-        list(exprs), symbols=sp.numbered_symbols("_t"), optimizations=None
-    )
     arg_names = ", ".join(["ctx", *(printer.doprint(a) for a in args)])
     lines = [f"def {name}({arg_names}):"]
     if doc:
         # repr, never an f-string docstring: ``doc`` may quote user text (an activation name),
         # and a literal made by repr cannot close itself early.
         lines.append(f"    {doc!r}")
-    for sym, sub in replacements:
-        lines.append(f"    {printer.doprint(sym)} = {printer.doprint(sub)}")
-    body = ", ".join(printer.doprint(e) for e in reduced)
+    key = tuple(exprs)
+    try:
+        hash(key)
+    except TypeError:  # a mutable argument (a Matrix): not memoised
+        assignments, body = _body.__wrapped__(key)
+    else:
+        assignments, body = _body(key)
+    lines += assignments
     lines.append(f"    return ({body},)")
     return "\n".join(lines) + "\n"
+
+
+# Memoised on the expressions alone (the CSE and its printing are most of the cost, and pure):
+# the Arb encloser, ``deqrmt codegen`` and the derived formulas ask for the same lists again
+# for every activation and setting.
+@functools.lru_cache(maxsize=256)
+def _body(exprs: tuple[sp.Expr, ...]) -> tuple[tuple[str, ...], str]:
+    """The CSE assignments (printed, indented) and the returned tuple's items, printed."""
+    printer = ContextPrinter()
+    replacements, reduced = sp.cse(
+        list(exprs), symbols=sp.numbered_symbols("_t"), optimizations=None
+    )
+    assignments = tuple(
+        f"    {printer.doprint(sym)} = {printer.doprint(sub)}" for sym, sub in replacements
+    )
+    return assignments, ", ".join(printer.doprint(e) for e in reduced)
 
 
 def compile_function(

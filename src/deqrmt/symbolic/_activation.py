@@ -75,6 +75,19 @@ def _breakpoints(expr: sp.Expr) -> list[sp.Expr]:
     return sorted(real, key=lambda p: float(p))
 
 
+def _never_zero(den: sp.Expr) -> bool:
+    """``den`` is a product of nonzero numbers and exponentials (``denom`` of e^{−u} is e^{u}).
+
+    Decided structurally, before ``solveset``: its answer would be the same (no root), but each
+    bounded attempt clears SymPy's cache, which slows everything derived after it.
+    """
+    for f in sp.Mul.make_args(den):
+        base = f.base if f.is_Pow and f.exp.is_Integer else f
+        if not (isinstance(base, sp.exp) or (base.is_Rational and base != 0)):
+            return False
+    return True
+
+
 def _check_no_pole(name: str, expr: sp.Expr, lo: sp.Expr, hi: sp.Expr) -> None:
     """Refuse a piece whose denominator vanishes inside its interval (φ = 1/x, …).
 
@@ -84,7 +97,7 @@ def _check_no_pole(name: str, expr: sp.Expr, lo: sp.Expr, hi: sp.Expr) -> None:
     from ._effort import SYMPY_SOLVESET_CALLS, bounded
 
     den = sp.denom(sp.together(expr))
-    if not den.has(X):
+    if not den.has(X) or _never_zero(den):
         return
     roots: list[sp.Expr] | None = None
     if den.is_polynomial(X):

@@ -98,6 +98,9 @@ def _tail(y: sp.Expr, j: int) -> sp.Expr:
     return y**j * _pdf(y)
 
 
+# Memoised (pure; SymPy expressions are immutable): the Hermite weights of all the moments
+# ask for the same few (j, a, b).
+@functools.lru_cache(maxsize=4096)
 def _gauss_moment(j: int, a: sp.Expr, b: sp.Expr) -> sp.Expr:
     """∫_a^b y^j φ(y) dy (φ the standard normal density), exact; iterative in j."""
     m = _mass(a, b) if j % 2 == 0 else _tail(a, 0) - _tail(b, 0)
@@ -116,7 +119,10 @@ class _Term(NamedTuple):
     lin: tuple[sp.Expr, sp.Expr] | None
 
 
-def _exp_poly_terms(expr: sp.Expr) -> list[_Term] | None:
+# Memoised: the five φ-moments (E[φ] … E[φ⁗]) integrate the same pieces against different
+# weights, and the expand/powsimp passes here cost more than the integration itself.
+@functools.lru_cache(maxsize=1024)
+def _exp_poly_terms(expr: sp.Expr) -> tuple[_Term, ...] | None:
     """Write ``expr`` as Σ c·x^k·exp(a x² + b x)·[erf(p x + q)]; None if it is not of that form."""
     e = expr
     if e.has(sp.sin, sp.cos, sp.sinh, sp.cosh):
@@ -155,7 +161,7 @@ def _exp_poly_terms(expr: sp.Expr) -> list[_Term] | None:
             else:
                 return None
         terms.append(_Term(coeff, k, a, b, lin))
-    return terms
+    return tuple(terms)
 
 
 def _integrate_term(
@@ -169,12 +175,14 @@ def _integrate_term(
     m = b * TAU * s2
     lo_y = lo if lo.is_infinite else (lo - m) / s
     hi_y = hi if hi.is_infinite else (hi - m) / s
-    total = sp.S.Zero
+    # One Add of all the terms: the same canonical sum as adding them one by one, without
+    # rebuilding the partial sums (quadratic in the number of terms).
+    terms = []
     for (deg,), w in weight.terms():
         j = deg + k
         for i in range(j + 1):
-            total += w * sp.binomial(j, i) * m ** (j - i) * s**i * _gauss_moment(i, lo_y, hi_y)
-    return c * TAU**k * s * sp.exp(m**2 / (2 * s2)) * total
+            terms.append(w * sp.binomial(j, i) * m ** (j - i) * s**i * _gauss_moment(i, lo_y, hi_y))
+    return c * TAU**k * s * sp.exp(m**2 / (2 * s2)) * sp.Add(*terms)
 
 
 def _hermite_coefficients(poly: sp.Poly) -> list[sp.Expr]:
@@ -257,7 +265,7 @@ def _tidy_erf_sum(total: sp.Expr) -> sp.Expr:
 
 def _closed_exp_poly(weight: sp.Expr, pieces: tuple[Piece, ...]) -> sp.Expr | None:
     wpoly = sp.Poly(weight, XI)
-    total = sp.S.Zero
+    vals = []
     has_erf = False
     for p in pieces:
         terms = _exp_poly_terms(p.expr)
@@ -277,7 +285,8 @@ def _closed_exp_poly(weight: sp.Expr, pieces: tuple[Piece, ...]) -> sp.Expr | No
                 val = _integrate_term(t.c, t.k, t.a, t.b, wpoly, lo, hi)
             if val is None:
                 return None
-            total += val
+            vals.append(val)
+    total = sp.Add(*vals)
     if total.has(sp.I):
         total = sp.expand_complex(sp.expand(total))
         if total.has(sp.I):
@@ -399,6 +408,8 @@ class MomentSet:
         return all(m.is_closed for m in self.moments.values())
 
 
+# Memoised: built for the derivation and again for every MomentSet (φ² expanded per piece).
+@functools.lru_cache(maxsize=256)
 def _integrand_pieces(act: Activation, kind: str) -> tuple[Piece, ...]:
     if kind == "phi":
         return act.pieces
