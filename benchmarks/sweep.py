@@ -15,19 +15,21 @@ Dask worker via ``Client.run``, in every pool process), so that the one-off cost
 SymPy builds, compiled formulas; ~1–4 s per activation and process) stay outside the ratio; a
 large sweep pays them once per worker.  ``--rounds R`` runs serial, sweep and ceiling in turn R
 times, each round on fresh σ_a² values (the engine caches a finished problem, so a repeated
-task would be free), and reports the best of each: on a shared machine the load moves between
+task would be free), and reports the median of the per-round ratios serial/sweep (both measured
+under the same load) and the best time of each: on a shared machine the load moves between
 measurements.  On such a machine (other sessions' processes; Linux autogroup shares the CPU per
 session) the ceiling is far below the core count, and ``ceiling / sweep`` is Dask's own
 overhead.  ``--cold`` adds the end-to-end numbers: a fresh serial subprocess vs ``run_sweep``
 with its own embedded cluster (start-up and warm-up included).
 
-Usage: python benchmarks/sweep.py [--dps 40] [--workers N] [--rounds 3] [--cold]
+Usage: python benchmarks/sweep.py [--dps 40] [--workers N] [--rounds 5] [--cold]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,7 +82,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dps", type=int, default=40)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best of each")
+    ap.add_argument(
+        "--rounds", type=int, default=5, help="interleaved rounds (median ratio, best of each)"
+    )
     ap.add_argument("--cold", action="store_true", help="also time both end to end, cold")
     args = ap.parse_args()
     import multiprocessing
@@ -144,6 +148,13 @@ def main() -> None:
     finally:
         cluster.close()
     best = {k: min(v) for k, v in times.items()}
+    # paired within each round (the same load for both): the headline is their median
+    paired = sorted(s / w for s, w in zip(times["serial"], times["sweep"], strict=True))
+    median = statistics.median(paired)
+    print(
+        f"ratio serial / sweep, round by round: {', '.join(f'{r:.2f}' for r in paired)}; "
+        f"median {median:.2f}x"
+    )
     print(f"16 coefficient tasks at {args.dps} digits, warm, best of {args.rounds} rounds:")
     print(f"  serial (one process)              {best['serial']:8.2f} s")
     print(f"  sweep ({args.workers} Dask worker processes)  {best['sweep']:8.2f} s")

@@ -333,19 +333,24 @@ def _submit(
     """One Dask future per task, keyed ``deqrmt-<kind>-<task key><suffix>`` (a resubmission
     gets a fresh suffix: the scheduler may still hold the cancelled key); torch tasks on cuda
     ask for the resource ``GPU``."""
-    futures = {}
+    # One client.map per resource class, not one submit per task: a batch is one graph, whose
+    # tasks the scheduler queues and hands to whichever worker frees first; tasks submitted one
+    # by one are each placed at once, round-robin, and a slower worker keeps its share.
+    groups: dict[bool, list[Task]] = {}
     for t in pending:
-        torch_task = t.kind in TORCH_KINDS
-        fut = client.submit(
+        groups.setdefault(t.kind in TORCH_KINDS and task_device == "cuda", []).append(t)
+    futures: dict[Any, Task] = {}
+    for gpu, tasks in groups.items():
+        futs = client.map(
             execute,
-            t.kind,
-            dict(t.inputs),
-            task_device if torch_task else "cpu",
-            key=f"deqrmt-{t.kind}-{t.key}{suffix}",
+            [t.kind for t in tasks],
+            [dict(t.inputs) for t in tasks],
+            [task_device if t.kind in TORCH_KINDS else "cpu" for t in tasks],
+            key=[f"deqrmt-{t.kind}-{t.key}{suffix}" for t in tasks],
             retries=retries,
-            resources={"GPU": 1} if torch_task and task_device == "cuda" else None,
+            resources={"GPU": 1} if gpu else None,
         )
-        futures[fut] = t
+        futures.update(zip(futs, tasks, strict=True))
     return futures
 
 
