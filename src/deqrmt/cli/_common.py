@@ -205,6 +205,20 @@ def names(text: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
+def print_notes(
+    short: list[str], reason: str | None, notes: tuple[str, ...], *, gap: bool = False
+) -> None:
+    """The notes under a table of proven/verified numbers: keys short of the digits asked
+    for (after a blank line when ``gap``), why they are not certified, the result's notes."""
+    if short:
+        lead = "\n" if gap else ""
+        print(f"{lead}note: fewer digits than requested are proven/verified for {', '.join(short)}")
+    if reason:
+        print(f"note: not certified ({reason}); the digits shown agree between two evaluations")
+    for note in notes:
+        print(f"note: {note}")
+
+
 def sample_sizes(text: str) -> tuple[int, ...]:
     """argparse type of ``--n``: comma-separated integers, at least one (``"256,512"``)."""
     try:

@@ -15,6 +15,7 @@ from ._common import (
     add_problem,
     add_trainable,
     print_json,
+    print_notes,
     print_stderr,
 )
 
@@ -125,12 +126,7 @@ def _print_table(res: Any) -> None:
     rows += [(k, _MOMENT_SYMBOLS[k], v.text) for k, v in res.moments.items()]
     print(table(rows, title))
     short = [k for k in DEQ_KEYS if k in res.values and res.values[k].digits < p.dps]
-    if short:
-        print(f"note: fewer digits than requested are proven/verified for {', '.join(short)}")
-    if res.reason:
-        print(f"note: not certified ({res.reason}); the digits shown agree between two evaluations")
-    for note in res.notes:
-        print(f"note: {note}")
+    print_notes(short, res.reason, res.notes)
 
 
 def _run_grid(args: argparse.Namespace, act: Any, grid: list[Any]) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_command, print_json
+from ._common import add_command, print_json, print_notes
 
 __all__ = ["NAME", "configure_sphere_parser", "register", "run", "run_sphere"]
 
@@ -108,10 +108,5 @@ def run_sphere(args: argparse.Namespace) -> int:
         others = ", ".join(q.signs for q in sols[1:])
         print(f"  other_signs: {others} (--json lists their values)")
     short = [k for k in keys if res.values[k].digits < res.dps]
-    if short:
-        print(f"\nnote: fewer digits than requested are proven/verified for {', '.join(short)}")
-    if res.reason:
-        print(f"note: not certified ({res.reason}); the digits shown agree between two evaluations")
-    for note in res.notes:
-        print(f"note: {note}")
+    print_notes(short, res.reason, res.notes, gap=True)
     return 0

@@ -62,7 +62,7 @@ from ..symbolic._effort import bounded
 from ._coefficients import DEQCoefficients, deq_coefficients, explicit_coefficients
 from ._moments import evaluator_for
 from ._printer import compile_function
-from ._problem import DEQProblem, exact_number
+from ._problem import DEQProblem, ProblemFields, exact_number
 from ._quadrature import panels
 
 __all__ = [
@@ -145,7 +145,7 @@ class CheckItem:
 
 
 @dataclasses.dataclass(frozen=True)
-class CheckReport:
+class CheckReport(ProblemFields):
     """Every item :func:`check_activation` checked, for one activation and one setting.
 
     Attributes:
@@ -155,22 +155,6 @@ class CheckReport:
 
     problem: DEQProblem
     items: tuple[CheckItem, ...]
-
-    @property
-    def activation(self) -> Activation:
-        return self.problem.activation
-
-    @property
-    def sigma_a2(self) -> sp.Rational:
-        return self.problem.sigma_a2
-
-    @property
-    def sigma_b2(self) -> sp.Rational:
-        return self.problem.sigma_b2
-
-    @property
-    def tau0(self) -> sp.Rational:
-        return self.problem.tau0
 
     @property
     def passed(self) -> bool:

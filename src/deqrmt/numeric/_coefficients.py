@@ -38,7 +38,7 @@ from ..symbolic import (
 )
 from ._fixed_point import moments_at, scan_fixed_points, solve_tau
 from ._printer import compile_function
-from ._problem import MAX_LAYERS, DEQProblem, check_dps, exact_number, in_range
+from ._problem import MAX_LAYERS, DEQProblem, ProblemFields, check_dps, exact_number, in_range
 from ._verify import Verified, verify
 
 __all__ = [
@@ -132,7 +132,7 @@ SYMBOLS: dict[str, tuple[str, str]] = {
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class DEQCoefficients:
+class DEQCoefficients(ProblemFields):
     """τ*, γ*, α*₁..₄, β*₁..₃, κ* and the centering constant of one :class:`DEQProblem`.
 
     Every number is a :class:`Verified` (value, digits, text), reachable as an attribute
@@ -174,22 +174,6 @@ class DEQCoefficients:
         if key in NTK_KEYS:
             raise ContractionError(f"{key}: {self.notes[0]}")
         raise KeyError(f"{key!r}: not a coefficient; choose one of {', '.join(DEQ_KEYS)}")
-
-    @property
-    def activation(self) -> Activation:
-        return self.problem.activation
-
-    @property
-    def sigma_a2(self) -> sp.Rational:
-        return self.problem.sigma_a2
-
-    @property
-    def sigma_b2(self) -> sp.Rational:
-        return self.problem.sigma_b2
-
-    @property
-    def tau0(self) -> sp.Rational:
-        return self.problem.tau0
 
     @property
     def dps(self) -> int:

@@ -26,6 +26,7 @@ from ..symbolic import Activation, get_activation
 
 __all__ = [
     "DEQProblem",
+    "ProblemFields",
     "exact_number",
     "exact_text",
     "number_grid",
@@ -313,3 +314,26 @@ class DEQProblem:
             "centered": self.center,
             "trainable": list(self.trainable),
         }
+
+
+class ProblemFields:
+    """The setting of a result record that holds its :class:`DEQProblem` as ``problem``:
+    ``activation``, ``sigma_a2``, ``sigma_b2``, ``tau0`` read through, never stored twice."""
+
+    problem: DEQProblem
+
+    @property
+    def activation(self) -> Activation:
+        return self.problem.activation
+
+    @property
+    def sigma_a2(self) -> sp.Rational:
+        return self.problem.sigma_a2
+
+    @property
+    def sigma_b2(self) -> sp.Rational:
+        return self.problem.sigma_b2
+
+    @property
+    def tau0(self) -> sp.Rational:
+        return self.problem.tau0
