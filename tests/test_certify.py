@@ -73,6 +73,14 @@ def test_balls_contain_independent_references(spec, sigma_a2):
     _check_against_reference(spec, sigma_a2)
 
 
+def test_sigmoid_is_certified_its_zeros_proved_by_symmetry():
+    """sigmoid − 1/2 is odd, so E[φ⁽²⁾] = E[φ⁽⁴⁾] = 0 exactly (Activation.derivative_parity):
+    balls 0 ± 1e-100 used to prove 0 digits and send sigmoid to the verified path."""
+    _check_against_reference("sigmoid", "0.3")
+    res = deq_coefficients("sigmoid", "0.3", dps=DPS)
+    assert res.moments["E_phi_second"].text == "0" and res.values["alpha_2"].text == "0"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sigma_a2", ["0.2", "0.5"])
 @pytest.mark.parametrize("spec", GRID)

@@ -231,9 +231,7 @@ def test_no_fixed_point_above_the_proved_end(name, sigma_a2):
     """F(q) < q above root_free_above, by the engine's own F at 20 digits on a wide grid."""
     problem = DEQProblem.make(name, sigma_a2, dps=20)
     limit = root_free_above(problem)
-    if limit is None:  # softplus at 0.5: σ_a²B² ≥ 1, no end is proved (the 10⁴·q* rule holds)
-        assert name == "softplus" and sigma_a2 == "0.5"
-        return
+    assert limit is not None
     h = variance_map(problem).h(mpmath.mp)
     with mpmath.workdps(20):
         for factor in ("1", "1.01", "1.5", "3", "10", "100", "1000"):
@@ -247,6 +245,23 @@ def test_proved_end_of_a_bounded_phi_is_the_closed_form():
     problem = DEQProblem.make("tanh", "0.3", "0.5", "2", dps=20)
     assert root_free_above(problem) == pytest.approx(0.3 + 0.5 * 4, rel=1e-9)
     assert root_free_above(problem) >= 0.3 + 0.5 * 4
+
+
+@pytest.mark.parametrize(
+    ("name", "slope"), [("softplus", 1), ("log(cosh(x))", 1), ("x/(1+abs(x))", 0.5)]
+)
+def test_envelope_slope_of_logs_is_exact(name, slope):
+    """log(1 + e^x) ≤ log 2 + x: the slope is 1, where the growth bound's c(1 + x) gave
+    1 + log 2, so σ_a² ≥ 0.35 proved no end and the scan ran to overflow (1 s, and a note)."""
+    _, b = linear_envelope(get_activation(name))
+    assert b.contains(slope) and b.rad() == 0
+
+
+@pytest.mark.parametrize("name", ["softplus", "log(cosh(x))"])
+def test_scan_of_log_activations_is_complete(name):
+    res = deq_coefficients(name, "0.45", dps=20)
+    assert not any("stopped early" in n for n in res.notes)
+    assert scan_fixed_points(DEQProblem.make(name, "0.45", dps=20)).whole
 
 
 def test_silu_scan_is_complete():

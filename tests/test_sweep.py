@@ -31,6 +31,7 @@ from deqrmt.sweep import (
     SpecError,
     SweepProgress,
     execute,
+    largest_first,
     load_spec,
     parse_spec,
     run_sweep,
@@ -231,6 +232,61 @@ def test_store_appends_once_per_key(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["s.sqlite"]  # one file
 
 
+def test_task_seconds_are_the_fastest_successful_run_per_activation(tmp_path: Path) -> None:
+    def rec(key: str, act: str, secs: float, error: str | None = None) -> Record:
+        outputs = None if error else {"values": {}}
+        inputs = {"activation": act, "sigma_a2": key}
+        return Record(key, "coefficients", inputs, outputs, error, secs, 0.0)
+
+    with ResultStore(tmp_path / "s.sqlite") as st:
+        assert st.task_seconds() == {}
+        for r in (
+            rec("1", "tanh", 2.5),  # the first on a worker: set-up included
+            rec("2", "tanh", 0.5),
+            rec("3", "tanh", 0.1, error="ContractionError: no"),  # failed fast: no estimate
+            rec("4", "silu", 1.5),
+        ):
+            st.add(r)
+        assert st.task_seconds() == {("coefficients", "tanh"): 0.5, ("coefficients", "silu"): 1.5}
+
+
+def test_largest_first_orders_by_size_kind_then_seen_cost() -> None:
+    spec = parse_spec(
+        'kind = ["coefficients", "exact", "validate"]\nactivations = ["relu", "tanh", "erf"]\n'
+        "sigma_a2 = [0.1, 0.2]\ndps = 12\n[exact]\nn = [32, 64]\n[validate]\nn = [32]\n"
+    )
+    order = largest_first(spec.tasks)
+    assert sorted(t.key for t in order) == sorted(t.key for t in spec.tasks)  # a permutation
+    sizes = [(t.inputs.get("n") or 0, t.kind) for t in order]
+    # n = 64 first, then at n = 32 the Monte Carlo before the exact kernels, coefficients last
+    assert sizes == sorted(
+        sizes, key=lambda s: (s[0], ["coefficients", "exact", "validate"].index(s[1])), reverse=True
+    )
+    coef = [t for t in order if t.kind == "coefficients"]
+    # nothing seen: the spec's order (a stable sort)
+    assert coef == [t for t in spec.tasks if t.kind == "coefficients"]
+    seen = {("coefficients", "relu"): 0.01, ("coefficients", "erf"): 2.0}
+    coef = [t for t in largest_first(spec.tasks, seen) if t.kind == "coefficients"]
+    # tanh unseen (a possible surprise) first, then erf (2 s), then relu (10 ms)
+    assert [t.inputs["activation"] for t in coef] == ["tanh"] * 2 + ["erf"] * 2 + ["relu"] * 2
+    assert [t.inputs["sigma_a2"] for t in coef] == ["0.1", "0.2"] * 3
+
+
+def test_embedded_cluster_is_quiet() -> None:
+    """No dashboard reads them: the workers neither profile nor poll at the 10–100 ms defaults."""
+    import dask
+    import distributed
+
+    from deqrmt.sweep import QUIET_DASK, embedded_cluster
+
+    with (
+        embedded_cluster(1) as cluster,
+        distributed.Client(cluster, set_as_default=False) as client,
+    ):
+        for key, value in QUIET_DASK.items():
+            assert list(client.run(dask.config.get, key).values()) == [value], key
+
+
 def test_record_needs_outputs_xor_error() -> None:
     with pytest.raises(InvalidArgument):
         Record("k", "coefficients", {}, None, None, 0.1, 0.0)
@@ -417,20 +473,24 @@ def test_gpu_tasks_go_only_to_gpu_workers(tmp_path: Path) -> None:
     ``exact`` task with device="cuda" only on the GPU worker (where, with no CUDA device,
     torch refuses it, and that refusal is the recorded error).
     """
+    import dask
     import distributed
 
-    from deqrmt.sweep._run import _embedded_cluster
+    from deqrmt.sweep import embedded_cluster
 
     spec = parse_spec(
         'kind = ["exact", "coefficients"]\nactivations = "relu"\nsigma_a2 = 0.2\ndps = 12\n'
         "[exact]\nn = [32]\nseeds = 3"
     )
-    cluster = _embedded_cluster(distributed, 2, gpus=1)
+    cluster = embedded_cluster(2, gpus=1)
     try:
         with distributed.Client(cluster, set_as_default=False) as client:
             info = client.scheduler_info()["workers"]
             gpu = [a for a, w in info.items() if w.get("resources", {}).get("GPU") == 1]
             assert len(info) == 2 and len(gpu) == 1
+            # the workers run with the quiet settings (no profiler sampling every 10 ms)
+            profiled = client.run(dask.config.get, "distributed.worker.profile.enabled")
+            assert list(profiled.values()) == [False, False]
             result = run_sweep(
                 spec, store=tmp_path / "g.sqlite", scheduler=cluster.scheduler_address,
                 workers=2, device="cuda",

@@ -182,6 +182,19 @@ def test_parity_by_hand(spec, parity):
     assert get_activation(spec).parity == parity
 
 
+@pytest.mark.parametrize(
+    ("spec", "parity"),
+    [
+        ("sigmoid", -1), ("erfc(x)", -1), ("heaviside(x)", -1), ("tanh(x) + 1", -1),
+        ("relu(x) - relu(-x) + 1", -1), ("tanh", -1), ("cos", 1), ("cos(x) + 2", 1),
+        ("relu", 0), ("softplus", 0), ("silu", 0), ("sigmoid(x) + x**2", 0), ("relu(x-2) + 1", 0),
+    ],
+)  # fmt: skip
+def test_derivative_parity_sees_through_a_constant(spec, parity):
+    """φ − c odd or even for the constant c = mean of φ(0±): the parity of φ', φ'', …"""
+    assert get_activation(spec).derivative_parity == parity
+
+
 def test_sigmoid_shifted_is_odd():
     # σ(x) − 1/2 = tanh(x/2)/2 is odd: parity has to see through exp rewriting.
     assert get_activation("sigmoid(x) - 0.5").parity == -1

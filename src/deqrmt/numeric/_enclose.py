@@ -236,6 +236,14 @@ def growth_bound(e: sp.Expr, x0: arb) -> Growth:
         return _growth(e, x0)
 
 
+def _log_argument(u: sp.Expr, x0: arb) -> tuple[arb, Growth]:
+    """(a positive lower bound, the growth bound) of the argument u of log u on [x0, ∞)."""
+    low = lower_bound(u, x0)
+    if low is None or not low > 0:
+        raise NotEnclosable(f"log({u}): argument not proved positive on [{x0}, ∞)")
+    return low, _growth(u, x0)
+
+
 def _growth(e: sp.Expr, x0: arb) -> Growth:
     zero = arb(0)
     if not e.has(X):
@@ -288,11 +296,7 @@ def _growth(e: sp.Expr, x0: arb) -> Growth:
             return Growth(_up(g.c.exp()), zero, g.c)
         raise NotEnclosable(f"exp({u}): no linear bound on the exponent")
     if isinstance(e, sp.log):
-        u = e.args[0]
-        low = lower_bound(u, x0)
-        if low is None or not low > 0:
-            raise NotEnclosable(f"log({u}): argument not proved positive on [{x0}, ∞)")
-        g = _growth(u, x0)
+        low, g = _log_argument(e.args[0], x0)
         # log u ≤ log c + p log(1 + x) + a x ≤ |log c| + (p + a)(1 + x);  log u ≥ log(low)
         level = _max(abs(low.log()), abs(g.c.log())) if g.c > 0 else abs(low.log())
         return Growth(_up(level + g.p + g.a), arb(1), zero)
@@ -310,6 +314,53 @@ def _growth(e: sp.Expr, x0: arb) -> Growth:
 
 #: sub-intervals per piece for the interval sup of |φ| between the outer cuts
 _ENVELOPE_CELLS = 64
+
+
+def _affine(e: sp.Expr, x0: arb) -> tuple[arb, arb]:
+    """(A, B) with |e(x)| ≤ A + B x for every x ≥ x0 ≥ 1, proved.
+
+    :func:`growth_bound`'s c(1 + x) has slope c, which for log(1 + e^x) is 1 + log 2, not 1:
+    an envelope slope B ≥ 1/σ_a could prove no end for the scan at all.  These rules keep the
+    slope exact where the tree allows (sums, constant factors, logs, absolute values) and fall
+    back to the growth bound only for parts that stay bounded.
+
+    Raises:
+      NotEnclosable: a part grows and has no rule here (the caller uses the growth bound).
+    """
+    zero = arb(0)
+    if not e.has(X):
+        return _up(abs(_constant(e))), zero
+    if e == X:
+        return zero, arb(1)
+    if isinstance(e, sp.Add):
+        a, b = zero, zero
+        for t in e.args:
+            ta, tb = _affine(t, x0)
+            a, b = _up(a + ta), _up(b + tb)
+        return a, b
+    if isinstance(e, sp.Mul):
+        a, b = arb(1), zero
+        for t in e.args:
+            ta, tb = _affine(t, x0)
+            if b != 0 and tb != 0:
+                raise NotEnclosable(f"{e}: a product of two growing factors")
+            # (a + b x)(ta + tb x) with b·tb = 0
+            a, b = _up(a * ta), _up(a * tb + b * ta)
+        return a, b
+    if isinstance(e, sp.Abs):
+        return _affine(e.args[0], x0)
+    if isinstance(e, sp.log):
+        low, g = _log_argument(e.args[0], x0)
+        if not g.c > 0:
+            raise NotEnclosable(f"log({e.args[0]}): no positive growth constant")
+        # log u ≤ log c + p log(1 + x) + a x, and log(1 + x) ≤ log(1 + x0) + x/(1 + x0) (it is
+        # concave); log u ≥ log(low): |log u| ≤ max(|log low|, |log c| + p log(1 + x0)) + B x
+        top = _up(abs(g.c.log()) + g.p * (1 + x0).log())
+        return _max(abs(low.log()), top), _up(g.p / (1 + x0) + g.a)
+    g = _growth(e, x0)
+    if g.p == 0 and g.a == 0:
+        return g.c, zero
+    raise NotEnclosable(f"no affine rule for {type(e).__name__} in {e}")
 
 
 def _piece_sup(e: sp.Expr, lo: arb, hi: arb) -> arb | None:
@@ -335,9 +386,9 @@ def _piece_sup(e: sp.Expr, lo: arb, hi: arb) -> arb | None:
 def linear_envelope(act: Activation) -> tuple[arb, arb] | None:
     """(A, B) with |φ(x)| ≤ A + B|x| for every real x, proved; None where none is derived.
 
-    Beyond the cut x0 = max(1, |outermost kink|) the growth bound of each outer piece
-    (:func:`growth_bound`, which must come out as c(1 + |x|)^p with p ≤ 1 and no exponential)
-    gives c + c|x|; on [−x0, x0] each piece's |φ| is bounded by Arb interval evaluation.  It
+    Beyond the cut x0 = max(1, |outermost kink|) each outer piece is bounded by :func:`_affine`'s
+    rules, or else by its growth bound (:func:`growth_bound`, which must come out as
+    c(1 + |x|)^p with p ≤ 1 and no exponential) as c + c|x|; on [−x0, x0] each piece's |φ| is bounded by Arb interval evaluation.  It
     tells the fixed-point scan where F(q) < q must hold (see ``_fixed_point``).
     """
     with workprec(_BOUND_PREC):
@@ -347,14 +398,16 @@ def linear_envelope(act: Activation) -> tuple[arb, arb] | None:
         ends = act.pieces[-1].expr, act.pieces[0].expr.subs(X, -X)
         for e in ends:
             try:
-                g = growth_bound(e, x0)
+                ea, eb = _affine(e, x0)
             except NotEnclosable:
-                return None
-            if not (g.a == 0 and g.p <= 1):
-                return None
-            a_coef = _max(a_coef, g.c)
-            if g.p > 0:
-                b_coef = _max(b_coef, g.c)
+                try:
+                    g = growth_bound(e, x0)
+                except NotEnclosable:
+                    return None
+                if not (g.a == 0 and g.p <= 1):
+                    return None
+                ea, eb = g.c, (g.c if g.p > 0 else arb(0))  # c(1 + x)^p ≤ c + c x
+            a_coef, b_coef = _max(a_coef, ea), _max(b_coef, eb)
         for piece in act.pieces:
             # the piece's part of [−x0, x0], widened outward to cover inexact kinks
             lo = -x0 if piece.lo == sp.S.NegativeInfinity else _lo(_point(piece.lo))

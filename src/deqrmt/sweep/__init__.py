@@ -16,9 +16,12 @@ Example:
 
 from .._errors import SpecError as SpecError
 from ._plots import write_plots as write_plots
+from ._run import QUIET_DASK as QUIET_DASK
 from ._run import GroupSummary as GroupSummary
 from ._run import SweepProgress as SweepProgress
 from ._run import SweepResult as SweepResult
+from ._run import embedded_cluster as embedded_cluster
+from ._run import largest_first as largest_first
 from ._run import run_sweep as run_sweep
 from ._spec import KINDS as KINDS
 from ._spec import SweepSpec as SweepSpec
@@ -31,6 +34,7 @@ from ._tasks import execute as execute
 
 __all__ = [
     "KINDS",
+    "QUIET_DASK",
     "GroupSummary",
     "Record",
     "ResultStore",
@@ -39,7 +43,9 @@ __all__ = [
     "SpecError",
     "SweepSpec",
     "Task",
+    "embedded_cluster",
     "execute",
+    "largest_first",
     "load_spec",
     "parse_spec",
     "run_sweep",

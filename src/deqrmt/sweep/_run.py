@@ -8,7 +8,8 @@ r"""Run a sweep on Dask's distributed scheduler: submit what is missing, store w
   ``validate``) are submitted with ``resources={"GPU": 1}``, so they run only on workers started
   with ``--resources GPU=1``, one at a time per GPU; the CPU tasks run everywhere.  The embedded
   cluster gives its first k workers one GPU each (``CUDA_VISIBLE_DEVICES``).
-* **Resume.**  Only the tasks whose key is not in the store are submitted.
+* **Resume.**  Only the tasks whose key is not in the store are submitted, longest first
+  (:func:`largest_first`: by n, kind, digits and the seconds the store has seen per activation).
 * **Faults.**  A task lost with its worker is rescheduled by the Dask scheduler on another
   worker (up to ``distributed.scheduler.allowed-failures`` worker deaths, then ``KilledWorker``
   is recorded); a task that raised a non-deqrmt exception is retried ``retries`` times
@@ -22,13 +23,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import shutil
 import signal
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,16 @@ from ._spec import TORCH_KINDS, SweepSpec, Task, load_spec
 from ._store import Record, ResultStore
 from ._tasks import execute
 
-__all__ = ["GroupSummary", "SweepProgress", "SweepResult", "run_sweep", "require_distributed"]
+__all__ = [
+    "QUIET_DASK",
+    "GroupSummary",
+    "SweepProgress",
+    "SweepResult",
+    "embedded_cluster",
+    "largest_first",
+    "require_distributed",
+    "run_sweep",
+]
 
 INSTALL_HINT = "pip install 'deqrmt[sweep]'"
 #: Seconds to wait for an external scheduler to answer, and for its first workers to connect.
@@ -232,39 +243,74 @@ def _local_gpus() -> int:
     return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
 
 
-def _embedded_cluster(distributed: Any, n_workers: int, gpus: int) -> Any:
-    """A LocalCluster on 127.0.0.1 (no dashboard); the first ``gpus`` workers get a GPU each."""
-    if gpus == 0:
-        return distributed.LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
+#: Dask settings of the embedded cluster (and of every client this module opens).  It has no
+#: dashboard, so nobody reads the workers' statistical profiles or the system monitor's series;
+#: at their defaults (a stack sample every 10 ms, a tick every 20 ms and a memory poll every
+#: 100 ms in every server) they cost an idle 2-worker cluster ~20% of a core, taken from the
+#: tasks on a 2-core machine.  Slower ticks and polls only make warnings and the nanny's
+#: memory limit react within a second instead of 100 ms.
+QUIET_DASK = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.worker.profile.interval": "1s",
+    "distributed.worker.profile.cycle": "10s",
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+
+
+def embedded_cluster(workers: int | None = None, gpus: int = 0) -> Any:
+    """The cluster :func:`run_sweep` starts when given no scheduler: a ``LocalCluster`` on
+    127.0.0.1 with ``workers`` (default: one per core) single-threaded worker processes, no
+    dashboard, :data:`QUIET_DASK` settings; the first ``gpus`` workers get a GPU each.
+
+    Start one yourself to run several sweeps on the same warm workers:
+    ``with embedded_cluster() as c: run_sweep(spec, scheduler=c.scheduler_address)``.
+    """
+    import dask
+
+    distributed = require_distributed()
+    n_workers = workers or os.cpu_count() or 1
+    with dask.config.set(QUIET_DASK):
+        if gpus == 0:
+            return distributed.LocalCluster(
+                n_workers=n_workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+        # Workers differ (resources, CUDA_VISIBLE_DEVICES), which LocalCluster cannot express;
+        # its base class SpecCluster takes one spec per worker.
+        base = {
+            "host": "127.0.0.1", "nthreads": 1, "dashboard": False, "silence_logs": logging.ERROR
+        }  # fmt: skip
+        specs = {}
+        for i in range(n_workers):
+            options = dict(base)
+            if i < gpus:
+                options.update(resources={"GPU": 1}, env={"CUDA_VISIBLE_DEVICES": str(i)})
+            specs[f"gpu-{i}" if i < gpus else f"cpu-{i}"] = {
+                "cls": distributed.Nanny,
+                "options": options,
+            }
+        scheduler = {
+            "cls": distributed.Scheduler,
+            "options": {
+                "host": "127.0.0.1", "port": 0, "dashboard": False, "dashboard_address": None
+            },
+        }  # fmt: skip
+        return distributed.SpecCluster(
+            workers=specs, scheduler=scheduler, silence_logs=logging.ERROR
         )
-    # Workers differ (resources, CUDA_VISIBLE_DEVICES), which LocalCluster cannot express; its
-    # base class SpecCluster takes one spec per worker.
-    base = {"host": "127.0.0.1", "nthreads": 1, "dashboard": False, "silence_logs": logging.ERROR}
-    workers = {}
-    for i in range(n_workers):
-        options = dict(base)
-        if i < gpus:
-            options.update(resources={"GPU": 1}, env={"CUDA_VISIBLE_DEVICES": str(i)})
-        workers[f"gpu-{i}" if i < gpus else f"cpu-{i}"] = {
-            "cls": distributed.Nanny,
-            "options": options,
-        }
-    scheduler = {
-        "cls": distributed.Scheduler,
-        "options": {"host": "127.0.0.1", "port": 0, "dashboard": False, "dashboard_address": None},
-    }
-    return distributed.SpecCluster(workers=workers, scheduler=scheduler, silence_logs=logging.ERROR)
 
 
 @contextlib.contextmanager
 def _connect(scheduler: str | None, workers: int | None, gpus: int) -> Iterator[tuple[Any, str]]:
     """A client (and the embedded cluster it drives), both closed on the way out."""
+    import dask
+
     distributed = require_distributed()
     cluster = client = None
     try:
@@ -272,21 +318,23 @@ def _connect(scheduler: str | None, workers: int | None, gpus: int) -> Iterator[
             n = workers or os.cpu_count() or 1
             try:
                 with _sigint_ignored():
-                    cluster = _embedded_cluster(distributed, n, gpus)
+                    cluster = embedded_cluster(n, gpus)
             except RuntimeError as e:  # "Nanny failed to start": the workers could not spawn
                 raise InvalidArgument(
                     f"the embedded Dask cluster did not start ({e}). From a script, call "
                     "run_sweep under `if __name__ == '__main__':` (worker processes re-import "
                     "the main module), or pass scheduler='tcp://HOST:PORT'."
                 ) from None
-            client = distributed.Client(cluster, set_as_default=False)
+            with dask.config.set(QUIET_DASK):
+                client = distributed.Client(cluster, set_as_default=False)
             gpu_note = f", {gpus} with a GPU" if gpus else ""
             where = f"embedded LocalCluster ({n} workers{gpu_note})"
         else:
             try:
-                client = distributed.Client(
-                    scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False
-                )
+                with dask.config.set(QUIET_DASK):
+                    client = distributed.Client(
+                        scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False
+                    )
             except (OSError, TimeoutError, ValueError) as e:
                 raise InvalidArgument(
                     f"cannot reach the Dask scheduler {scheduler!r} ({e}); start one with "
@@ -327,17 +375,55 @@ def _task_device(client: Any, where: str, device: str, gpus: int, scheduler: str
     return "cuda" if n_gpu else "cpu"
 
 
+#: kinds by expected cost at the same n, cheapest first (Monte Carlo > exact kernels; a design
+#: solves for parameters on top of the coefficients; a certificate proves them)
+_KIND_WEIGHT = {"coefficients": 0, "certify": 1, "design": 2, "exact": 3, "validate": 4}
+
+
+def largest_first(
+    tasks: Sequence[Task], seconds: Mapping[tuple[str, str], float] | None = None
+) -> list[Task]:
+    """``tasks`` by decreasing expected cost, ties in spec order: the order to submit them in.
+
+    Dask starts a batch's tasks in the order given.  Longest first keeps the makespan within
+    4/3 of the optimum (Graham 1969); the spec's order may leave the grid's biggest task for
+    last, to run on one worker while the others idle.  The expected cost is, in turn: the
+    sample size n (a validation's kernels cost ~n²p), the kind, the Monte Carlo draws, the
+    digits, then ``seconds[(kind, activation)]``, the cost this store has seen for that
+    activation (``ResultStore.task_seconds``; unseen ones first, as the likeliest surprise).
+    Only the order depends on it: every task's result is the same.
+    """
+    seen = seconds or {}
+
+    def cost(task: Task) -> tuple[int, int, int, int, float]:
+        i = task.inputs
+        return (
+            int(i.get("n") or 0),
+            _KIND_WEIGHT.get(task.kind, 0),
+            int(i.get("m") or 1) * int(i.get("draws") or 1),
+            int(i.get("dps") or 0),
+            seen.get((task.kind, str(i["activation"])), math.inf),
+        )
+
+    return sorted(tasks, key=cost, reverse=True)
+
+
 def _submit(
-    client: Any, pending: Sequence[Task], task_device: str, retries: int, suffix: str = ""
+    client: Any,
+    pending: Sequence[Task],
+    task_device: str,
+    retries: int,
+    suffix: str = "",
+    seconds: Mapping[tuple[str, str], float] | None = None,
 ) -> dict[Any, Task]:
     """One Dask future per task, keyed ``deqrmt-<kind>-<task key><suffix>`` (a resubmission
-    gets a fresh suffix: the scheduler may still hold the cancelled key); torch tasks on cuda
-    ask for the resource ``GPU``."""
+    gets a fresh suffix: the scheduler may still hold the cancelled key), largest first
+    (:func:`largest_first`); torch tasks on cuda ask for the resource ``GPU``."""
     # One client.map per resource class, not one submit per task: a batch is one graph, whose
     # tasks the scheduler queues and hands to whichever worker frees first; tasks submitted one
     # by one are each placed at once, round-robin, and a slower worker keeps its share.
     groups: dict[bool, list[Task]] = {}
-    for t in pending:
+    for t in largest_first(pending, seconds):
         groups.setdefault(t.kind in TORCH_KINDS and task_device == "cuda", []).append(t)
     futures: dict[Any, Task] = {}
     for gpu, tasks in groups.items():
@@ -538,7 +624,9 @@ def run_sweep(
                     if torch_pending and device != "cpu":
                         task_device = _task_device(client, where, device, gpus, scheduler)
                     t_start = time.perf_counter()
-                    futures = _submit(client, pending, task_device, retries)
+                    futures = _submit(
+                        client, pending, task_device, retries, seconds=st.task_seconds()
+                    )
                     distributed = require_distributed()
                     try:
                         lost: list[Task] = []

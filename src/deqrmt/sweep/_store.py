@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sqlite3
 import time
@@ -241,6 +242,18 @@ class ResultStore:
         rows = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM results ORDER BY rowid")
         wanted = None if keys is None else set(keys)
         return [_record(r) for r in rows if wanted is None or r[0] in wanted]
+
+    def task_seconds(self) -> dict[tuple[str, str], float]:
+        """(kind, activation) → the shortest stored successful run's seconds: what a task of
+        that activation costs once warm (the first one on a worker also pays its set-up)."""
+        out: dict[tuple[str, str], float] = {}
+        rows = self._db.execute(
+            "SELECT kind, inputs, seconds FROM results WHERE error IS NULL AND seconds IS NOT NULL"
+        )
+        for kind, inputs, secs in rows:
+            key = (str(kind), str(json.loads(inputs).get("activation")))
+            out[key] = min(out.get(key, math.inf), float(secs))
+        return out
 
     def run_counts(self, run_id: int) -> tuple[int, int]:
         """(results, of which failures) that run ``run_id`` stored."""

@@ -248,6 +248,32 @@ class Activation:
                 return sign
         return 0
 
+    @functools.cached_property
+    def derivative_parity(self) -> int:
+        """The parity of φ', φ'', … as far as Gaussian moments see it: +1 even, -1 odd, 0 neither.
+
+        For k ≥ 1, E[φ^(k)(τξ)] = τ^(-k) E[He_k(ξ) φ(τξ)] does not see a constant added to φ
+        (E[He_k(ξ)] = 0), so what decides which of them vanish is the parity of φ − c, with
+        c the mean of φ's one-sided values at 0: sigmoid − 1/2 is odd, so E[sigmoid''] = 0.
+        """
+        if self.parity:
+            return self.parity
+        left = right = None
+        for p in self.pieces:
+            if p.hi == 0:  # 0 is a kink: the one-sided values of the two pieces
+                left = p.expr.subs(X, 0)
+            elif p.lo == 0:
+                right = p.expr.subs(X, 0)
+            elif bool(p.lo < 0) and bool(p.hi > 0):
+                left = right = p.expr.subs(X, 0)
+        if left is None or right is None:
+            return 0
+        c = sp.nsimplify((left + right) / 2)
+        if c == 0 or not c.is_real or not c.is_finite:
+            return 0
+        # a constant shift cannot make φ even (φ(−x) − φ(x) does not change): only odd remains
+        return -1 if Activation(f"{self.name} - c", self.expr - c).parity == -1 else 0
+
     def centered(self, c: sp.Expr) -> Activation:
         """φ − c, the activation the theorems see once centered at its fixed point."""
         return Activation(f"{self.name} - c", self.expr - c)

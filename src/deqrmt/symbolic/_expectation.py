@@ -424,7 +424,9 @@ def moment_set(
 ) -> MomentSet:
     """All moments in ``names`` for ``act`` (cached per activation, in memory and on disk).
 
-    Symmetry: for odd φ the even-order moments E[φ^{(2j)}] vanish; for even φ the odd ones.
+    Symmetry: for odd φ the even-order moments E[φ^{(2j)}] vanish; for even φ the odd ones;
+    for φ odd up to a constant (sigmoid) the even-order ones from k = 2 on
+    (:attr:`Activation.derivative_parity`).
     """
 
     def build() -> dict[str, tuple[sp.Expr | None, bool]]:
@@ -433,6 +435,8 @@ def moment_set(
         for name in names:
             _, kind, k = MOMENTS[name]
             zero = kind == "phi" and ((parity == -1 and k % 2 == 0) or (parity == 1 and k % 2 == 1))
+            if kind == "phi" and not zero and parity == 0 and k >= 2 and k % 2 == 0:
+                zero = act.derivative_parity == -1
             e = gaussian_expectation(
                 name,
                 _weight(k),
