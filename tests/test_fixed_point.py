@@ -211,13 +211,13 @@ def test_linear_envelope_bounds_phi(name):
 
 
 def _assert_enveloped(act, envelope, points):
-    """|φ(x)| ≤ A + B|x| at every point, φ evaluated by SymPy's lambdify at 40 digits."""
-    a, b = (mpmath.mpf(v.upper().str(30, radius=False)) for v in envelope)
+    """|φ(x)| ≤ A + B_±|x| at every point, φ evaluated by SymPy's lambdify at 40 digits."""
+    a, b_plus, b_minus = (mpmath.mpf(v.upper().str(30, radius=False)) for v in envelope)
     with mpmath.workdps(40):
         phi = sp.lambdify(X, act.expr, "mpmath")
         for p in points:
             x = to_mpf(p)
-            assert abs(phi(x)) <= a + b * abs(x), (act.name, p)
+            assert abs(phi(x)) <= a + (b_plus if x >= 0 else b_minus) * abs(x), (act.name, p)
 
 
 def test_no_envelope_where_phi_outgrows_a_line():
@@ -248,13 +248,34 @@ def test_proved_end_of_a_bounded_phi_is_the_closed_form():
 
 
 @pytest.mark.parametrize(
-    ("name", "slope"), [("softplus", 1), ("log(cosh(x))", 1), ("x/(1+abs(x))", 0.5)]
+    ("name", "slope", "left"),
+    [("softplus", 1, 0), ("log(cosh(x))", 1, 1), ("x/(1+abs(x))", 0.5, 0.5)],
 )
-def test_envelope_slope_of_logs_is_exact(name, slope):
+def test_envelope_slope_of_logs_is_exact(name, slope, left):
     """log(1 + e^x) ≤ log 2 + x: the slope is 1, where the growth bound's c(1 + x) gave
     1 + log 2, so σ_a² ≥ 0.35 proved no end and the scan ran to overflow (1 s, and a note)."""
-    _, b = linear_envelope(get_activation(name))
-    assert b.contains(slope) and b.rad() == 0
+    _, b_plus, b_minus = linear_envelope(get_activation(name))
+    assert b_plus.contains(slope) and b_plus.rad() == 0
+    assert b_minus == left  # softplus flattens on the left
+
+
+@pytest.mark.parametrize(
+    ("name", "sigma_a2"),
+    [("relu(x-1)*tanh(x)+softplus(x)", "0.35"), ("sqrt(2)*relu(x)", "0.8"), ("2*relu(x)", "0.45")],
+)
+def test_one_sided_slopes_end_the_scan(name, sigma_a2):
+    """Slope 2 on the right, 0 on the left: σ_a²(B₊² + B₋²)/2 < 1 where the symmetric bound
+    σ_a²·4 < 1 failed, and the scan ran to overflow with a note.  For √2·ReLU the condition
+    is σ_a² < 1, exactly the contraction condition."""
+    problem = DEQProblem.make(name, sigma_a2, dps=20)
+    limit = root_free_above(problem)
+    assert limit is not None
+    h = variance_map(problem).h(mpmath.mp)
+    with mpmath.workdps(20):
+        for factor in ("1", "1.5", "10", "1000"):
+            assert h(mpmath.mpf(limit) * mpmath.mpf(factor))[0] < 0, (name, factor)
+    assert scan_fixed_points(problem).whole
+    assert not any("stopped early" in n for n in deq_coefficients(name, sigma_a2, dps=20).notes)
 
 
 @pytest.mark.parametrize("name", ["softplus", "log(cosh(x))"])

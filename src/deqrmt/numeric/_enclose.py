@@ -383,8 +383,9 @@ def _piece_sup(e: sp.Expr, lo: arb, hi: arb) -> arb | None:
 
 
 @functools.lru_cache(maxsize=256)
-def linear_envelope(act: Activation) -> tuple[arb, arb] | None:
-    """(A, B) with |φ(x)| ≤ A + B|x| for every real x, proved; None where none is derived.
+def linear_envelope(act: Activation) -> tuple[arb, arb, arb] | None:
+    """(A, B₊, B₋) with |φ(x)| ≤ A + B₊x for x ≥ 0 and |φ(x)| ≤ A + B₋|x| for x ≤ 0, proved;
+    None where none is derived.  (One slope per side: ReLU-like φ are flat on one.)
 
     Beyond the cut x0 = max(1, |outermost kink|) each outer piece is bounded by :func:`_affine`'s
     rules, or else by its growth bound (:func:`growth_bound`, which must come out as
@@ -394,8 +395,8 @@ def linear_envelope(act: Activation) -> tuple[arb, arb] | None:
     with workprec(_BOUND_PREC):
         cut = max([arb(1), *(abs(_point(k)) for k in act.kinks)], key=lambda v: float(v.upper()))
         x0 = _up(cut)
-        a_coef, b_coef = arb(0), arb(0)
-        ends = act.pieces[-1].expr, act.pieces[0].expr.subs(X, -X)
+        a_coef, slopes = arb(0), []
+        ends = act.pieces[-1].expr, act.pieces[0].expr.subs(X, -X)  # x → +∞, then x → −∞
         for e in ends:
             try:
                 ea, eb = _affine(e, x0)
@@ -407,7 +408,8 @@ def linear_envelope(act: Activation) -> tuple[arb, arb] | None:
                 if not (g.a == 0 and g.p <= 1):
                     return None
                 ea, eb = g.c, (g.c if g.p > 0 else arb(0))  # c(1 + x)^p ≤ c + c x
-            a_coef, b_coef = _max(a_coef, ea), _max(b_coef, eb)
+            a_coef = _max(a_coef, ea)
+            slopes.append(_up(eb))
         for piece in act.pieces:
             # the piece's part of [−x0, x0], widened outward to cover inexact kinks
             lo = -x0 if piece.lo == sp.S.NegativeInfinity else _lo(_point(piece.lo))
@@ -422,7 +424,7 @@ def linear_envelope(act: Activation) -> tuple[arb, arb] | None:
             if top is None:
                 return None
             a_coef = _max(a_coef, top)
-        return a_coef, b_coef
+        return a_coef, slopes[0], slopes[1]
 
 
 def gaussian_tail(weight: Iterable[int], g: Growth, tau_hi: arb, r: arb) -> arb | None:

@@ -187,22 +187,24 @@ def _setting_key(problem: DEQProblem) -> DEQProblem:
 def root_free_above(problem: DEQProblem) -> float | None:
     r"""A q above which F(q) < q, proved; None when φ has no linear envelope that gives one.
 
-    With |φ(x)| ≤ A + B|x| (:func:`deqrmt.numeric._enclose.linear_envelope`) and
-    E|ξ| = √(2/π), F(q) ≤ σ_a² E[φ(√q ξ)²] + σ_b²τ0² ≤ σ_a²(A² + 2AB√(2/π)√q + B²q) + σ_b²τ0²
-    (centering only lowers E[φ²]), which is below q once √q exceeds the positive root of
-    (1 − σ_a²B²)s² − 2σ_a²AB√(2/π) s − (σ_a²A² + σ_b²τ0²) — when σ_a²B² < 1.  Evaluated in
-    Arb and rounded up: no fixed point lies above the returned q.
+    With |φ(x)| ≤ A + B_±|x| on each side (:func:`deqrmt.numeric._enclose.linear_envelope`),
+    E[ξ 1{ξ>0}] = 1/√(2π) and E[ξ² 1{ξ>0}] = 1/2,
+    F(q) ≤ σ_a² E[φ(√q ξ)²] + σ_b²τ0² ≤ σ_a²(A² + 2A(B₊ + B₋)√q/√(2π) + (B₊² + B₋²)q/2)
+    + σ_b²τ0² (centering only lowers E[φ²]), which is below q once √q exceeds the positive
+    root of (1 − σ_a²(B₊² + B₋²)/2)s² − 2σ_a²A(B₊ + B₋)s/√(2π) − (σ_a²A² + σ_b²τ0²) — when
+    σ_a²(B₊² + B₋²)/2 < 1 (for √2·ReLU: σ_a² < 1, exactly where the map contracts).
+    Evaluated in Arb and rounded up: no fixed point lies above the returned q.
     """
     envelope = linear_envelope(problem.activation)
     if envelope is None:
         return None
-    big_a, big_b = envelope
+    big_a, b_plus, b_minus = envelope
     with workprec(64):
         a2, b2, t0 = (to_arb(v) for v in (problem.sigma_a2, problem.sigma_b2, problem.tau0))
-        a = 1 - a2 * big_b * big_b
+        a = 1 - a2 * (b_plus * b_plus + b_minus * b_minus) / 2
         if not a > 0:
             return None
-        b = 2 * a2 * big_a * big_b * (2 / arb.pi()).sqrt()
+        b = 2 * a2 * big_a * (b_plus + b_minus) / (2 * arb.pi()).sqrt()
         c = a2 * big_a * big_a + b2 * t0 * t0
         s = (b + (b * b + 4 * a * c).sqrt()) / (2 * a)
         q = (s * s).upper()
