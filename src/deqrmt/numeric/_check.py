@@ -123,6 +123,15 @@ class CheckItem:
         if self.status not in (PASS, FAIL, NA):
             raise InvalidArgument(f"status={self.status!r}: expected PASS, FAIL or N/A.")
 
+    @classmethod
+    def verdict(
+        cls, key: str, title: str, numbers: Mapping[str, str], failure: str, passed: str
+    ) -> CheckItem:
+        """FAIL explained by ``failure`` when it is not empty, else PASS explained by ``passed``."""
+        if failure:
+            return cls(key, title, FAIL, numbers, failure)
+        return cls(key, title, PASS, numbers, passed)
+
     @property
     def passed(self) -> bool:
         """True unless FAIL (N/A does not fail)."""
@@ -1045,10 +1054,8 @@ def digits_item(coarse: DEQCoefficients, fine: DEQCoefficients) -> CheckItem:
         if worst is None or agreed < worst:
             worst, worst_key = agreed, k
     nums = {"least agreement": f"{worst} digits ({worst_key})" if worst is not None else "exact"}
-    if bad:
-        return CheckItem("digits", title, FAIL, nums, "; ".join(bad))
-    return CheckItem(
-        "digits", title, PASS, nums,
+    return CheckItem.verdict(
+        "digits", title, nums, "; ".join(bad),
         f"each of the {len(coarse.values)} values keeps its verified digits at dps {fine.dps}",
     )  # fmt: skip
 
@@ -1136,13 +1143,9 @@ def stein_item(
     label = {"d1": "φ'", "d2": "φ''", "d3": "φ'''", "d4": "φ''''", "sq2": "(φ²)''"}
     nums = {"max error": f"{_n(errs[worst], 2)} ({label[worst]})", "h": str(h), "τ": _n(t, 8)}
     bad = [k for k in _STEIN if errs[k] > _FD_TOL]
-    if bad:
-        return CheckItem(
-            "stein", title, FAIL, nums,
-            "; ".join(f"E[{label[k]}]: Stein {_n(engine[k], 10)} vs FD {_n(fd[k], 10)}" for k in bad),
-        )  # fmt: skip
-    return CheckItem(
-        "stein", title, PASS, nums,
+    return CheckItem.verdict(
+        "stein", title, nums,
+        "; ".join(f"E[{label[k]}]: Stein {_n(engine[k], 10)} vs FD {_n(fd[k], 10)}" for k in bad),
         f"E[φ^(k)], k = 1..4, and E[(φ²)''] at τ agree with central differences (O(h²), "
         f"tolerance {_FD_TOL:g})",
     )  # fmt: skip
@@ -1196,13 +1199,9 @@ def codegen_item(c: DEQCoefficients, *, source: str | None = None) -> CheckItem:
     worst = max(common, key=lambda k: errs[k])
     nums = {"max relative difference": f"{_n(errs[worst], 2)} ({worst})", "dps": str(CODEGEN_DPS)}
     bad = [k for k in common if errs[k] > tol] + [k for k in ("tau_star",) if k not in got]
-    if bad:
-        return CheckItem(
-            "codegen", title, FAIL, nums,
-            "; ".join(f"{k}: module {_n(got.get(k, mpmath.nan), 12)} vs engine {_n(v[k], 12)}" for k in bad),
-        )  # fmt: skip
-    return CheckItem(
-        "codegen", title, PASS, nums,
+    return CheckItem.verdict(
+        "codegen", title, nums,
+        "; ".join(f"{k}: module {_n(got.get(k, mpmath.nan), 12)} vs engine {_n(v[k], 12)}" for k in bad),
         f"the standalone mpmath module (imported from a temporary file) matches all "
         f"{len(common)} values to {_n(tol, 1)}",
     )  # fmt: skip
@@ -1250,9 +1249,8 @@ def explicit_limit_item(
         "DEQ at σ_a² = 2e-6, 1e-6 (σ_b² = 1) extrapolated to 0: τ* → τ0, γ* → τ̃₁, α*₁..₃ → α̃₁..₃, "
         "β*, κ* → the explicit NTK with the input layer fixed"
     )
-    if bad:
-        return CheckItem("explicit_limit", title, FAIL, nums, f"{how}; differ: {', '.join(bad)}")
-    return CheckItem("explicit_limit", title, PASS, nums, how)
+    failure = f"{how}; differ: {', '.join(bad)}" if bad else ""
+    return CheckItem.verdict("explicit_limit", title, nums, failure, how)
 
 
 #: the sample sizes and the slope window of the optional kernel check

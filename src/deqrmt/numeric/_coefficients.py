@@ -39,7 +39,7 @@ from ..symbolic import (
 from ._fixed_point import moments_at, scan_fixed_points, solve_tau
 from ._printer import compile_function
 from ._problem import MAX_LAYERS, DEQProblem, ProblemFields, check_dps, exact_number, in_range
-from ._verify import Verified, verify
+from ._verify import Verified, certification_fields, verify
 
 __all__ = [
     "DEQCoefficients",
@@ -202,19 +202,15 @@ class DEQCoefficients(ProblemFields):
         out["moments"] = {k: v.text for k, v in self.moments.items()}
         out["digits"] = {k: v.digits for k, v in self.values.items()}
         out["other_fixed_points"] = [v.text for v in self.other_fixed_points]
-        out["certified"] = self.certified
-        if self.certified:
-            out["balls"] = {
-                k: {
-                    "midpoint": mpmath.nstr(v.value, max(v.digits + 10, 20), strip_zeros=False),
-                    "radius": mpmath.nstr(v.radius, 3) if v.radius else "0",
-                }
-                for k, v in {**self.values, **self.moments}.items()
-            }
-            out["prec_bits"] = self.prec_bits
-        elif self.reason:
-            out["reason"] = self.reason
-        out["notes"] = list(self.notes)
+        out.update(
+            certification_fields(
+                self.certified,
+                {**self.values, **self.moments},
+                self.prec_bits,
+                self.reason,
+                self.notes,
+            )
+        )
         return out
 
     def to_json(self) -> str:

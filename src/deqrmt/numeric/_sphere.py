@@ -53,7 +53,7 @@ from ._moments import evaluator_for
 from ._printer import compile_function
 from ._problem import DEQProblem, exact_number
 from ._quadrature import gauss_legendre
-from ._verify import Verified, verify
+from ._verify import Verified, ball_dict, certification_fields, verify
 
 __all__ = [
     "SPHERE_KEYS",
@@ -429,7 +429,7 @@ class SphereCoefficients:
         def one(q: QuadraticActivation) -> dict[str, Any]:
             d: dict[str, Any] = dict(q.to_dict())
             if self.certified:
-                d["balls"] = {f"a{i}": _ball_dict(v) for i, v in ((2, q.a2), (1, q.a1), (0, q.a0))}
+                d["balls"] = {f"a{i}": ball_dict(v) for i, v in ((2, q.a2), (1, q.a1), (0, q.a0))}
             return d
 
         out: dict[str, Any] = one(sols[0])
@@ -451,25 +451,15 @@ class SphereCoefficients:
         out.update({k: self.values[k].text for k in NTK_EXTRA_KEYS if k in self.values})
         out["digits"] = {k: v.digits for k, v in self.values.items()}
         out["series_terms"] = self.series_terms
-        out["certified"] = self.certified
-        if self.certified:
-            out["balls"] = {k: _ball_dict(v) for k, v in self.values.items()}
-            out["prec_bits"] = self.prec_bits
-        elif self.reason:
-            out["reason"] = self.reason
-        out["notes"] = list(self.notes)
+        out.update(
+            certification_fields(
+                self.certified, self.values, self.prec_bits, self.reason, self.notes
+            )
+        )
         return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
-
-
-def _ball_dict(v: Verified) -> dict[str, str]:
-    """A proven value's ball for JSON, as the coefficients' ``balls`` (docs/json.md)."""
-    return {
-        "midpoint": mpmath.nstr(v.value, max(v.digits + 10, 20), strip_zeros=False),
-        "radius": mpmath.nstr(v.radius, 3) if v.radius else "0",
-    }
 
 
 @functools.lru_cache(maxsize=2)

@@ -8,13 +8,14 @@ quadrature errors and cancellation all show up as disagreement.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import mpmath
 
 from .._errors import PrecisionLoss
 
-__all__ = ["Verified", "verify", "MIN_DIGITS"]
+__all__ = ["Verified", "verify", "MIN_DIGITS", "ball_dict", "certification_fields"]
 
 #: Fewer agreeing digits than this (or than the request, if smaller) is an error, not a result.
 MIN_DIGITS = 10
@@ -83,3 +84,31 @@ def verify(name: str, working: Any, check: Any, dps: int, *, exact_zero: bool = 
             "activation may be singular or too steep near the real axis for quadrature."
         )
     return Verified(check, n, mpmath.nstr(check, n, strip_zeros=False))
+
+
+def ball_dict(v: Verified) -> dict[str, str]:
+    """A proven value's ball for JSON: midpoint (10 digits beyond the proven ones) and radius."""
+    return {
+        "midpoint": mpmath.nstr(v.value, max(v.digits + 10, 20), strip_zeros=False),
+        "radius": mpmath.nstr(v.radius, 3) if v.radius else "0",
+    }
+
+
+def certification_fields(
+    certified: bool,
+    balls: Mapping[str, Verified],
+    prec_bits: int | None,
+    reason: str | None,
+    notes: Iterable[str],
+) -> dict[str, Any]:
+    """The JSON fields that say how a result's digits were obtained (docs/json.md):
+    ``certified``, then the ``balls`` and ``prec_bits`` of a proof, or the ``reason`` there
+    is none, then the ``notes``."""
+    out: dict[str, Any] = {"certified": certified}
+    if certified:
+        out["balls"] = {k: ball_dict(v) for k, v in balls.items()}
+        out["prec_bits"] = prec_bits
+    elif reason:
+        out["reason"] = reason
+    out["notes"] = list(notes)
+    return out
