@@ -45,7 +45,7 @@ import json
 import math
 import os
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -227,6 +227,21 @@ def _unique(items: list[Any]) -> list[Any]:
 # ---------------------------------------------------------------------------
 
 
+def _known_names(
+    table: str, value: Any, key: str, missing: str, lookup: Callable[[str], Any], what: str = ""
+) -> list[str]:
+    """The names under ``key`` (a string or a list), each one ``lookup`` accepts, in order."""
+    if value is None:
+        raise SpecError(f"{_where(table, key)} is missing: {missing}")
+    names = _unique(_strings(value, _where(table, key)))
+    for name in names:
+        try:
+            lookup(name)
+        except DeqrmtError as e:
+            raise SpecError(f"{_where(table, key)}: {name!r}{what}: {e}") from None
+    return names
+
+
 def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
     """The validated axes of ``kind``: top-level keys overridden by the ``[kind]`` table."""
     merged: dict[str, tuple[str, Any]] = {}
@@ -240,20 +255,13 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
         return merged.get(key, ("", default))
 
     out: dict[str, Any] = {}
-    t, v = get("activations")
-    if v is None:
-        raise SpecError(f"{_where(t, 'activations')} is missing: list the activations to sweep.")
-    acts = _unique(_strings(v, _where(t, "activations")))
     from ..symbolic import get_activation
 
-    for a in acts:
-        try:
-            get_activation(a)
-        except DeqrmtError as e:
-            raise SpecError(
-                f"{_where(t, 'activations')}: {a!r} is not an activation: {e}"
-            ) from None
-    out["activations"] = acts
+    t, v = get("activations")
+    out["activations"] = _known_names(
+        t, v, "activations", "list the activations to sweep.", get_activation,
+        " is not an activation",
+    )  # fmt: skip
 
     t, v = get("sigma_a2")
     if v is None:
@@ -332,18 +340,12 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
         out["dtype"] = _choice(v, _where(t, "dtype"), ("float64", "float32"))
 
     if kind == "design":
-        t, v = get("family")
-        if v is None:
-            raise SpecError(f"{_where(t, 'family')} is missing: design tasks need an ENN family.")
-        fams = _unique(_strings(v, _where(t, "family")))
         from ..symbolic._family import get_family
 
-        for f in fams:
-            try:
-                get_family(f)
-            except DeqrmtError as e:
-                raise SpecError(f"{_where(t, 'family')}: {f!r}: {e}") from None
-        out["family"] = fams
+        t, v = get("family")
+        out["family"] = _known_names(
+            t, v, "family", "design tasks need an ENN family.", get_family
+        )
         t, v = get("layers")
         out["layers"] = None if v is None else _int(v, _where(t, "layers"), 1)
         t, v = get("kernel", "ck")
