@@ -33,8 +33,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import mpmath
 import sympy as sp
@@ -313,6 +313,42 @@ def _star_float(problem: DEQProblem) -> float:
     return float(solve_tau(problem, mpmath.fp, 0, star).q)
 
 
+T = TypeVar("T")
+
+
+def escalating(
+    problem: DEQProblem, dps: int, attempt: Callable[[arb, int, int], tuple[T, arb, int]]
+) -> tuple[T, int]:
+    """Run a proof until it shows ``dps`` digits, raising the precision: (its result, bits).
+
+    ``attempt(q, known, prec)`` proves from the float root q of τ*² (trusted to ``known`` bits)
+    at ``prec`` bits and returns (its result, the proved ball of τ*², the fewest digits its
+    balls prove).  Too few: it runs again at the missing digits' bits and a margin more, from
+    the midpoint of that ball, at most :data:`MAX_ATTEMPTS` times.
+
+    Raises:
+      NotEnclosable: fewer than ``min(dps, MIN_DIGITS)`` digits proven at the last attempt.
+    """
+    q_float = _star_float(problem)
+    prec = bits_for_digits(dps + GUARD_DIGITS) + 16
+    with workprec(prec):
+        q, known = arb(q_float), _FLOAT_BITS
+    for n in range(MAX_ATTEMPTS):
+        result, root, short = attempt(q, known, prec)
+        if short >= dps or n == MAX_ATTEMPTS - 1:
+            break
+        # too wide: redo the proof at more bits (the missing digits and a margin)
+        with workprec(prec):
+            q = arb(root.mid())
+            known = max(
+                _FLOAT_BITS, int(-math.log2(float((root.rad() / abs(root.mid())).upper())))
+            )
+        prec += bits_for_digits(dps - short + GUARD_DIGITS)
+    if short < min(dps, MIN_DIGITS):
+        raise NotEnclosable(f"only {short} digits proven at {prec} bits")
+    return result, prec
+
+
 def certify(problem: DEQProblem, *, others: bool = True) -> DEQCoefficients:
     """Certify ``problem``'s coefficients (see the module docstring); no fallback.
 
@@ -323,26 +359,19 @@ def certify(problem: DEQProblem, *, others: bool = True) -> DEQCoefficients:
       ContractionError, CenteringError: as :func:`~deqrmt.numeric.deq_coefficients`.
     """
     hmap = _Map(problem)
-    q_float = _star_float(problem)
     dps = problem.dps
-    prec = bits_for_digits(dps + GUARD_DIGITS) + 16
-    with workprec(prec):
-        q, known = arb(q_float), _FLOAT_BITS
-    for attempt in range(MAX_ATTEMPTS):
+
+    def attempt(
+        q: arb, known: int, prec: int
+    ) -> tuple[tuple[dict[str, Verified], dict[str, Verified], tuple[str, ...]], arb, int]:
         k, _ = _prove(hmap, q, known, prec)
         values, moments, notes = _evaluate(problem, hmap, k, prec)
         balls = {key: proven(v, dps) for key, v in values.items()}
         mballs = {key: proven(v, dps) for key, v in moments.items()}
         short = min(b.digits for b in (*balls.values(), *mballs.values()))
-        if short >= dps or attempt == MAX_ATTEMPTS - 1:
-            break
-        # too wide: redo the proof at more bits (the missing digits and a margin)
-        with workprec(prec):
-            q = arb(k.mid())
-            known = max(_FLOAT_BITS, int(-math.log2(float((k.rad() / abs(k.mid())).upper()))))
-        prec += bits_for_digits(dps - short + GUARD_DIGITS)
-    if short < min(dps, MIN_DIGITS):
-        raise NotEnclosable(f"only {short} digits proven at {prec} bits")
+        return (balls, mballs, tuple(notes)), k, short
+
+    (balls, mballs, notes), prec = escalating(problem, dps, attempt)
     roots, root_notes = _other_fixed_points(problem) if others else ((), ())
     return DEQCoefficients(
         problem, balls, mballs, roots, (*notes, *root_notes), certified=True, prec_bits=prec

@@ -54,17 +54,15 @@ from ._arb import (
     ACB_FUNCTIONS,
     AcbContext,
     ArbContext,
-    bits_for_digits,
     to_arb,
     unsupported,
     workprec,
 )
-from ._certify import _FLOAT_BITS, GUARD_DIGITS, MAX_ATTEMPTS, _Map, _prove, _star_float, proven
+from ._certify import _Map, _prove, escalating, proven
 from ._enclose import NotEnclosable, gaussian_tail, growth_bound
 from ._printer import compile_function
 from ._problem import DEQProblem
 from ._sphere import MAX_TERMS, NTK_EXTRA_KEYS, SPHERE_KEYS, _sphere_function, _terms_needed
-from ._verify import MIN_DIGITS
 
 __all__ = ["SphereBalls", "Controls", "certify_sphere"]
 
@@ -454,20 +452,11 @@ def certify_sphere(
       ContractionError: a fixed point that does not attract, or a diverging NTK.
       NoConvergence: g(0)/g(1) so close to 1 that the series needs too many terms.
     """
-    prec = bits_for_digits(dps + GUARD_DIGITS) + 16
-    q_float = _star_float(problem)
-    with workprec(prec):
-        q, known = arb(q_float), _FLOAT_BITS
-    for attempt in range(MAX_ATTEMPTS):
+
+    def attempt(q: arb, known: int, prec: int) -> tuple[tuple[Any, ...], arb, int]:
         values, s, terms, ck, ntk = _run(problem, d, prec, controls, q, known)
         balls = [*values.values(), *(v for sol in (*ck, *ntk) if sol for v in sol)]
-        short = min(proven(v, dps).digits for v in balls)
-        if short >= dps or attempt == MAX_ATTEMPTS - 1:
-            break
-        with workprec(prec):
-            q = arb(s.mid())
-            known = max(_FLOAT_BITS, int(-math.log2(float((s.rad() / abs(s.mid())).upper()))))
-        prec += bits_for_digits(dps - short + GUARD_DIGITS)
-    if short < min(dps, MIN_DIGITS):
-        raise NotEnclosable(f"only {short} digits proven at {prec} bits")
+        return (values, terms, ck, ntk), s, min(proven(v, dps).digits for v in balls)
+
+    (values, terms, ck, ntk), prec = escalating(problem, dps, attempt)
     return SphereBalls(values, ck, ntk, terms, prec)
