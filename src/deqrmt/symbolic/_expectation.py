@@ -430,13 +430,12 @@ def moment_set(
     """
 
     def build() -> dict[str, tuple[sp.Expr | None, bool]]:
-        parity = act.parity
         out: dict[str, tuple[sp.Expr | None, bool]] = {}
         for name in names:
             _, kind, k = MOMENTS[name]
+            # E[φ] sees φ itself; E[φ^(k)], k ≥ 1, only φ up to a constant
+            parity = act.parity if k == 0 else act.derivative_parity
             zero = kind == "phi" and ((parity == -1 and k % 2 == 0) or (parity == 1 and k % 2 == 1))
-            if kind == "phi" and not zero and parity == 0 and k >= 2 and k % 2 == 0:
-                zero = act.derivative_parity == -1
             e = gaussian_expectation(
                 name,
                 _weight(k),
