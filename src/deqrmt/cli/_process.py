@@ -2,9 +2,9 @@
 
 :func:`deqrmt.cli.main` calls :func:`take_over` as its first statement when it runs as the
 console script (``argv`` not given), before it imports anything heavy (argparse, SymPy,
-flint, torch); this module imports only what the interpreter has loaded already (and
-``atexit``).  From then on a SIGINT gives exactly one line ``deqrmt: interrupted`` and exit
-status 130, whenever it arrives:
+flint, torch); this module imports only ``os``, ``signal``, ``atexit`` and what ``deqrmt``
+has loaded already.  From then on a SIGINT gives exactly one line ``deqrmt: interrupted`` and
+exit status 130, whenever it arrives:
 
 * while the command works, it raises :class:`KeyboardInterrupt` once, so that ``finally``
   blocks remove temporary files, and ``main`` prints the line (a second Ctrl-C during that
@@ -15,11 +15,12 @@ status 130, whenever it arrives:
 * once the exit handlers have run (the last moments of interpreter shutdown), SIGINT is
   ignored: the output is complete and the exit status is the command's own.
 
-What cannot be handled is the interpreter's own start-up before ``main`` runs (about 25 ms on an
-idle machine: the loader, ``site``, the console script's ``import re``, ``deqrmt/__init__``):
-a SIGINT there is Python's (shells report a death by SIGINT as 130 too).  A SIGINT that the
-parent held blocked until then is taken here: :func:`take_over` unblocks SIGINT after
-installing the handler.  An inherited "ignore SIGINT" (a background job) is respected.
+What no code of ours can handle is the interpreter's start-up before ``main`` runs (30–40 ms
+on an idle 2-core machine, more under load: the loader, ``site``, the console script's own
+``import re``, ``deqrmt/__init__``): a SIGINT there is Python's, a death by the signal
+(shells report it as 130 too) or a traceback of that import.  A SIGINT that the parent held
+blocked until then is taken here: :func:`take_over` unblocks SIGINT after installing the
+handler.  An inherited "ignore SIGINT" (a background job) is respected.
 
 Closed standard streams: a descriptor 0, 1 or 2 that is closed at start is pointed at
 ``/dev/null``, so that no file deqrmt opens later gets its number (and no child process
