@@ -1,9 +1,19 @@
-"""Shared fixtures: global mpmath state is restored, hypothesis runs few, slow-tolerant examples."""
+"""Shared fixtures: global mpmath state is restored, hypothesis runs few, slow-tolerant examples.
+
+Hermetic by construction, also under pytest-xdist (``-n auto``) and in random order
+(pytest-randomly): each process that runs tests (each xdist worker) gets, before collection,
+its own empty ``HOME`` (so nothing reads or writes the user's ``~/.cache``, ``~/.config``,
+matplotlib's font cache, Dask's or Jupyter's configuration) and its own deqrmt cache; both are
+inherited by every subprocess and removed at the end.  No test may depend on another's cache
+entries or on the order tests run in.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import mpmath
@@ -42,21 +52,40 @@ settings.load_profile(
 )
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _hermetic_cache(tmp_path_factory: pytest.TempPathFactory):
-    """The whole session, subprocesses included, uses a fresh cache: never ~/.cache/deqrmt.
+#: What pytest_configure points at a private directory (and restores at the end).
+_HERMETIC_VARS = ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "DEQRMT_CACHE_DIR")
+_SAVED: dict[str, str | None] = {}
+_PRIVATE: list[str] = []
 
-    Set in os.environ (not monkeypatch, which is per test) so that CLI subprocesses inherit it.
-    """
-    previous = os.environ.get("DEQRMT_CACHE_DIR")
-    os.environ["DEQRMT_CACHE_DIR"] = str(tmp_path_factory.mktemp("deqrmt-cache"))
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("DEQRMT_CACHE_DIR", None)
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before collection (test modules may compute at import): a private HOME and cache for
+    this process, in os.environ (not monkeypatch, which is per test) so that subprocesses
+    inherit them.  Each xdist worker runs this itself: one home and one cache per worker."""
+    root = tempfile.mkdtemp(prefix="deqrmt-tests-")
+    _PRIVATE.append(root)
+    paths = {
+        "HOME": os.path.join(root, "home"),
+        "XDG_CACHE_HOME": os.path.join(root, "home", ".cache"),
+        "XDG_CONFIG_HOME": os.path.join(root, "home", ".config"),
+        "XDG_DATA_HOME": os.path.join(root, "home", ".local", "share"),
+        "DEQRMT_CACHE_DIR": os.path.join(root, "deqrmt-cache"),
+    }
+    for name in _HERMETIC_VARS:
+        _SAVED[name] = os.environ.get(name)
+        os.makedirs(paths[name], exist_ok=True)
+        os.environ[name] = paths[name]
+    _SAVED["MPLCONFIGDIR"] = os.environ.pop("MPLCONFIGDIR", None)  # matplotlib: under HOME
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for name, value in _SAVED.items():
+        if value is None:
+            os.environ.pop(name, None)
         else:
-            os.environ["DEQRMT_CACHE_DIR"] = previous
+            os.environ[name] = value
+    for root in _PRIVATE:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

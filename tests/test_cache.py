@@ -7,6 +7,7 @@ whitelisting reader (``deqrmt.symbolic._serialize``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -345,17 +346,21 @@ _MOMENTS = textwrap.dedent(
 def test_eight_processes_on_an_empty_cache_agree(tmp_path: Path) -> None:
     env = dict(os.environ, DEQRMT_CACHE_DIR=str(tmp_path))
     env.pop("DEQRMT_NO_CACHE", None)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _MOMENTS],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(8)
-    ]
-    outs = [p.communicate(timeout=300) for p in procs]
+    with contextlib.ExitStack() as stack:  # every child killed (if need be) and reaped
+        procs = []
+        for _ in range(8):
+            proc = stack.enter_context(
+                subprocess.Popen(
+                    [sys.executable, "-c", _MOMENTS],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
+            stack.callback(proc.kill)  # runs before Popen.__exit__ (LIFO); harmless once done
+            procs.append(proc)
+        outs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0] * 8, [err for _, err in outs]
     assert len({out for out, _ in outs}) == 1
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp files

@@ -142,25 +142,39 @@ def test_latex_equations_cover_every_coefficient() -> None:
     assert "\\kappa_*^2 &=" in text
 
 
-def test_all_five_targets_derive_cold_under_5s_then_from_cache(tmp_path: Path) -> None:
-    code = (
-        "import time; t = time.perf_counter()\n"
-        "from deqrmt.symbolic._latex import equations\n"
-        "for tgt in ('deq-ck', 'deq-ntk', 'explicit-ck', 'explicit-ntk', 'sphere'): equations(tgt)\n"
-        "print(time.perf_counter() - t)\n"
-    )
+_FIVE_TARGETS = """
+import sys
+from deqrmt.symbolic._latex import equations
+if sys.argv[1] == "warm":  # a derivation now would mean the cache was not read
+    import deqrmt.symbolic._recursion as rec
+    import deqrmt.symbolic._sphere as sph
+
+    def derived_again(*args, **kwargs):
+        raise SystemExit("derived again instead of reading the cache")
+
+    rec._derive_deq = rec._derive_layer = derived_again
+    sph._derive_sphere = sph._derive_quadratic = derived_again
+for tgt in ("deq-ck", "deq-ntk", "explicit-ck", "explicit-ntk", "sphere"):
+    print(repr(equations(tgt)))
+"""
+
+
+def test_all_five_targets_derive_cold_then_from_cache(tmp_path: Path) -> None:
+    # How long each takes: benchmarks/limits.py (timings live in benchmarks, not in asserts).
     env = dict(os.environ, DEQRMT_CACHE_DIR=str(tmp_path))
     env.pop("DEQRMT_NO_CACHE", None)
-    run = lambda: float(  # noqa: E731
-        subprocess.run(
-            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-        ).stdout
-    )
-    cold = run()
-    assert cold < 5.0  # measured ≈ 1.1 s on the 2-core CI machine
+
+    def run(mode: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-c", _FIVE_TARGETS, mode],
+            env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout
+
+    cold = run("cold")
     assert len(list(tmp_path.glob("derive-*.json"))) >= 2  # DEQ and layer derivations stored
-    warm = run()
-    assert warm < cold
+    assert run("warm") == cold  # the same equations, none derived again
 
 
 def test_derive_text_names_squares_and_defines_its_symbols(capsys):

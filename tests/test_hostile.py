@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import stat
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ import deqrmt
 import deqrmt._errors as deqrmt_errors
 from deqrmt._io import write_directory, write_output
 from deqrmt.cli import main
+from deqrmt.symbolic import get_activation
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -210,15 +209,15 @@ def _kinks(n: int) -> str:
         ("max(x, " + ", ".join(f"x/{k}" for k in range(2, 12)) + ")", "MAX_KINKS"),
     ],
 )
-def test_oversized_activations_are_refused_within_2_s(
+def test_oversized_activations_are_refused_by_the_parser(
     text: str, limit: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    start = time.perf_counter()
+    # Refused when the text is read, before any engine work (how fast: benchmarks/limits.py).
+    with pytest.raises(deqrmt.BudgetExceeded, match=limit):
+        get_activation(text)
     rc, out, err = _in_process(capsys, "coefficients", "--", text)
-    elapsed = time.perf_counter() - start
     line = _assert_refused(rc, out, err, deqrmt.BudgetExceeded)
     assert limit in line and "docs/limits.md" in line, line
-    assert elapsed < 2.0, elapsed
 
 
 @pytest.mark.parametrize(
@@ -242,18 +241,14 @@ def test_oversized_activations_are_refused_within_2_s(
         (["explicit", *(["relu"] * 1000)], "layers"),
     ],
 )
-def test_bad_numbers_are_refused_within_2_s_naming_the_flag(
+def test_bad_numbers_are_refused_naming_the_flag(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    main(["coefficients", "x", "--dps", "6", "--json"])  # warm the imports: time the refusal
-    capsys.readouterr()
-    start = time.perf_counter()
+    # How fast each is refused: benchmarks/limits.py (no clock in a test).
     rc, out, err = _in_process(capsys, *argv)
-    elapsed = time.perf_counter() - start
     line = _assert_refused(rc, out, err, deqrmt.InvalidArgument)
     assert says in line, line
     assert "sigma_a2=" not in line and "sigma_b2=" not in line  # flags, not argument names
-    assert elapsed < 2.0, elapsed
 
 
 # --- 4. output files: atomic, never through a link, never over a device or a file ----------------
@@ -264,14 +259,20 @@ def _listing(d: Path) -> list[str]:
 
 
 def test_output_refuses_an_existing_file_unless_forced(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "gen.py"
     target.write_text("precious\n")
-    start = time.perf_counter()
-    rc, out, err = _in_process(capsys, "codegen", "relu", "-o", str(target))
+
+    def work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the work started before the output was checked")
+
+    with monkeypatch.context() as m:  # refused before the work: the engine is never called
+        m.setattr("deqrmt.symbolic.get_activation", work)
+        m.setattr("deqrmt.numeric._codegen.generate_module", work)
+        rc, out, err = _in_process(capsys, "codegen", "relu", "-o", str(target))
     line = _assert_refused(rc, out, err, deqrmt.FileError)
-    assert "--force" in line and time.perf_counter() - start < 2.0  # refused before the work
+    assert "--force" in line
     assert target.read_text() == "precious\n"
     target.chmod(0o640)
     assert main(["codegen", "relu", "-o", str(target), "--force"]) == 0
@@ -512,14 +513,18 @@ def test_ascii_locale_falls_back_to_ascii_names(cli_prefix: list[str]) -> None:
 
 
 def test_closed_pipe_is_silent(cli_prefix: list[str]) -> None:
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [*cli_prefix, "activations"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.close()  # the reader leaves before the first byte: `deqrmt activations | true`
-    err = proc.stderr.read()
-    proc.stderr.close()
-    assert proc.wait(timeout=120) == 2
+    ) as proc:
+        assert proc.stdout is not None
+        try:
+            proc.stdout.close()  # the reader leaves before the first byte: `deqrmt … | true`
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 2
     assert err == b""
     shell = subprocess.run(
         ["bash", "-c", 'set -o pipefail; "$@" activations | head -1', "sh", *cli_prefix],
@@ -540,31 +545,5 @@ def test_full_disk_on_stdout_is_one_line(cli_prefix: list[str]) -> None:
     assert "standard output" in line and "No space left" in line
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_ctrl_c_is_one_line_and_exit_130(cli_prefix: list[str], tmp_path: Path) -> None:
-    # A computation of many seconds (quadrature at 100 digits, cold cache); interrupted once it
-    # is under way (after 1.5 s of CPU: the interpreter and the engine are imported, main() is
-    # running).  The output file is written only at the end: nothing may be left behind.
-    env = dict(os.environ, DEQRMT_CACHE_DIR=str(tmp_path / "cache"))
-    slow = "(" + "+".join(f"tanh({k}*x/8)" for k in range(1, 9)) + ")/8"
-    out = tmp_path / "derivation.tex"
-    proc = subprocess.Popen(
-        [*cli_prefix, "latex", slow, "-o", str(out), "--dps", "100"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    deadline = time.monotonic() + 120
-    while _cpu_seconds(proc.pid) < 1.5 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert proc.poll() is None, "finished before it could be interrupted"
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
-    assert stderr == b"deqrmt: interrupted\n" and stdout == b""
-    assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name != "cache"] == []
+# Ctrl-C at every moment (readiness hook, not CPU time), closed stdout/stderr and missing
+# extras through the console script: test_process.py.

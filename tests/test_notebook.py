@@ -11,7 +11,6 @@ import importlib.util
 import os
 import pathlib
 import sys
-import time
 
 import pytest
 
@@ -64,9 +63,7 @@ def test_quickstart_runs_and_shows_its_outputs(tmp_path: pathlib.Path) -> None:
             timeout=120,
             resources={"metadata": {"path": str(tmp_path)}},
         )
-        t0 = time.perf_counter()
-        client.execute()
-        elapsed = time.perf_counter() - t0
+        client.execute()  # how long a cold run takes: benchmarks/limits.py --notebook
     finally:
         if env_before is None:
             os.environ.pop("MPLBACKEND", None)
@@ -96,5 +93,3 @@ def test_quickstart_runs_and_shows_its_outputs(tmp_path: pathlib.Path) -> None:
     assert "text/latex" in data_of("derive_deq()")
     assert r"\alpha^*_2 = " in data_of("sympy.latex(e)")["text/plain"]
     assert "image/png" in data_of("deq_coefficients_sweep")
-    # a cold run (fresh DEQRMT_CACHE_DIR from the test environment) stays quick on 2 cores
-    assert elapsed < 120, f"the quickstart took {elapsed:.0f} s"

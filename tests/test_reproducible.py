@@ -7,6 +7,7 @@ effort is now a count of Python calls (``deqrmt.symbolic._effort``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -47,13 +48,13 @@ def test_cli_outputs_do_not_depend_on_load_cache_or_hash_seed(
 ) -> None:
     cold = _outputs(cli_prefix, tmp_path / "cache-a", tmp_path / "run-1", seed="0")
     # Same commands, a second empty cache, another hash seed, and two processes burning CPU.
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
+    with contextlib.ExitStack() as stack:  # the burners are killed and reaped on every path
+        for _ in range(2):
+            burner = stack.enter_context(
+                subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            )
+            stack.callback(burner.kill)
         loaded = _outputs(cli_prefix, tmp_path / "cache-b", tmp_path / "run-2", seed="1")
-    finally:
-        for b in burners:
-            b.kill()
-            b.wait()
     warm = _outputs(cli_prefix, tmp_path / "cache-a", tmp_path / "run-3", seed=None)
     for name in COMMANDS:
         assert cold[name] == loaded[name], f"{name}: cold idle vs cold loaded"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import mpmath
 import pytest
 import sympy as sp
@@ -220,11 +218,10 @@ def test_sympy_effort_is_bounded(monkeypatch):
     act = Activation(
         "bounded-effort-probe", sp.erf(X) * sp.erf(2 * X + 1) + sp.exp(-(X**2)) * sp.erf(X / 3)
     )
-    start = time.perf_counter()
+    # The bound is SymPy's effort budget (a count of calls, test_cache.py), not a clock; the
+    # time it takes is measured in benchmarks/limits.py.
     ms = moment_set(act, ("d1", "sq"))
-    elapsed = time.perf_counter() - start
     assert set(ms.moments) == {"d1", "sq"}
-    assert elapsed < 10, f"moment_set took {elapsed:.1f} s"
 
 
 def test_positive_quadratic_exponent_is_left_to_quadrature():

@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 import sympy as sp
@@ -149,10 +148,9 @@ def test_non_string_input(value):
     "text", ["9**9**9", "x**9**9**9", "2**2**2**2**2*x", "x**70", "x**(1/65)", "x**1e3"]
 )
 def test_constant_exponents_are_bounded(text):
-    start = time.perf_counter()
+    # refused by the parser before evaluating the power (how fast: benchmarks/limits.py)
     with pytest.raises((ParseError, BudgetExceeded), match="exponent"):
         parse_activation(text)
-    assert time.perf_counter() - start < 1.0
 
 
 def test_exponents_up_to_the_bound_are_accepted():
@@ -474,11 +472,10 @@ def _sum_of_kinks(n):
         ("sin(exp(x))", "MAX_FREQUENCY"),
     ],
 )
-def test_limits_are_named_and_fast(text, limit):
-    start = time.perf_counter()
+def test_limits_are_named(text, limit):
+    # how fast each is refused: benchmarks/limits.py (no clock in a test)
     with pytest.raises(BudgetExceeded, match=limit) as info:
         parse_activation(text)
-    assert time.perf_counter() - start < 0.5, text
     assert "docs/limits.md" in str(info.value)
 
 

@@ -133,6 +133,10 @@ def _to_stdout(data: bytes | str) -> None:
 
 
 def _write_stdout(data: bytes | str) -> None:
+    if sys.stdout is None:  # the process started with standard output closed (>&-)
+        from ._text import STDOUT_CLOSED
+
+        raise FileError(STDOUT_CLOSED)
     if isinstance(data, str):
         sys.stdout.write(data)
         sys.stdout.flush()

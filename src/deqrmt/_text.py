@@ -27,6 +27,7 @@ from typing import TextIO
 from ._errors import FileError
 
 __all__ = [
+    "STDOUT_CLOSED",
     "SafeStream",
     "escape_controls",
     "for_stream",
@@ -148,9 +149,16 @@ def _stdout_errors() -> Iterator[None]:
         raise FileError(f"cannot write to standard output: {e.strerror or e}.") from None
 
 
+#: The message of a write to a standard output that was closed when the process started.
+STDOUT_CLOSED = "cannot write to standard output: it is closed (started with >&-)."
+
+
 def print_stderr(line: str) -> None:
-    """Print ``line`` on stderr as one safe line (controls escaped, ASCII where needed)."""
+    """Print ``line`` on stderr as one safe line (controls escaped, ASCII where needed); where
+    stderr is closed (``2>&-``) or broken, say nothing: there is nowhere to say it."""
     err = sys.stderr
+    if err is None:
+        return
     try:
         err.write(one_line(line, getattr(err, "encoding", None)) + "\n")
         err.flush()
@@ -162,12 +170,15 @@ class SafeStream(io.TextIOBase):
     """A text stream that passes everything written through :func:`for_stream` to ``raw``.
 
     ``buffer``, ``fileno``, ``isatty`` and ``encoding`` are those of ``raw``, so code that
-    writes bytes (``write_output("-", ...)``) or asks for a terminal still can.
+    writes bytes (``write_output("-", ...)``) or asks for a terminal still can.  ``raw`` is
+    None where the process started with standard output closed (``>&-``): then the first
+    write, or a request for ``buffer``, raises :class:`deqrmt.FileError` (exit 2, one line).
     """
 
-    def __init__(self, raw: TextIO) -> None:
+    def __init__(self, raw: TextIO | None) -> None:
         super().__init__()
         self.raw = raw
+        self.failed: OSError | None = None  # the first write error
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -175,24 +186,47 @@ class SafeStream(io.TextIOBase):
 
     @property
     def buffer(self) -> io.BufferedIOBase | None:
+        if self.raw is None:
+            raise FileError(STDOUT_CLOSED)
         return getattr(self.raw, "buffer", None)
 
     def writable(self) -> bool:
         return True
 
     def write(self, s: str) -> int:
-        with _stdout_errors():
-            self.raw.write(for_stream(s, self.encoding))
+        if self.raw is None:
+            if not s:
+                return 0
+            self.failed = FileError(STDOUT_CLOSED)
+            raise self.failed
+        try:
+            with _stdout_errors():
+                self.raw.write(for_stream(s, self.encoding))
+        except OSError as e:  # FileError, BrokenPipeError
+            self.failed = e
+            raise
         return len(s)
 
     def flush(self) -> None:
-        with _stdout_errors():
-            self.raw.flush()
+        """Flush ``raw``; raise again a write error that a caller swallowed (argparse's
+        ``--help`` ignores OSError), so that the output lost is reported once, at the end."""
+        if self.failed is not None:
+            raise self.failed
+        if self.raw is None:
+            return  # nothing was written
+        try:
+            with _stdout_errors():
+                self.raw.flush()
+        except OSError as e:
+            self.failed = e
+            raise
 
     def isatty(self) -> bool:
         return bool(getattr(self.raw, "isatty", lambda: False)())
 
     def fileno(self) -> int:
+        if self.raw is None:
+            raise io.UnsupportedOperation(STDOUT_CLOSED)
         return self.raw.fileno()
 
 

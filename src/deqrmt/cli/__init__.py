@@ -17,22 +17,31 @@ Exit codes (:data:`EXIT_CODES`):
 ====  ========================================================================================
 
 ``DEQRMT_BUG_LOG=FILE`` appends a line to FILE on every exit 70 (the test suite fails on it).
+
+Standard streams: a closed pipe (``| head``) exits 2 silently; a full disk (``>/dev/full``) or a
+closed standard output (``>&-``) is the one line ``deqrmt: error: FileError: cannot write to
+standard output: …`` and exit 2; with standard error closed (``2>&-``) the exit code is the
+only report.  Ctrl-C at any moment after the interpreter has started ``main``: see
+:mod:`deqrmt.cli._process`.
+
+This module imports nothing heavy at the top: the console script enters :func:`main`, whose
+first statement installs the SIGINT handler; argparse, the command modules and the engine are
+imported after it.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import difflib
-import importlib
-import os
 import sys
-from collections.abc import Sequence
-from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from .._errors import DeqrmtError, ParseError, UnknownActivation
-from .._text import SafeStream
-from ._common import HelpFormatter, Parser, flag_names, print_stderr
+from . import _process
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from types import ModuleType
+
+    from .._errors import DeqrmtError
 
 __all__ = ["COMMANDS", "EXIT_CODES", "build_parser", "main"]
 
@@ -72,12 +81,15 @@ _EPILOG = "exit codes: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()) 
 
 
 def _modules() -> dict[str, ModuleType]:
+    import importlib
+
     return {name: importlib.import_module(f"{__name__}.{name}") for name in COMMANDS}
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``deqrmt`` argument parser (imports no SymPy, mpmath or torch)."""
     from .. import __version__
+    from ._common import HelpFormatter, Parser
 
     parser = Parser(
         prog="deqrmt",
@@ -99,12 +111,18 @@ def _suggest_command(argv: list[str]) -> str | None:
     """The one-line error for an unknown command, with a suggestion; None if argv[0] is known."""
     if not argv or argv[0].startswith("-") or argv[0] in COMMANDS:
         return None
+    import difflib
+
     close = difflib.get_close_matches(argv[0], COMMANDS, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else f"; commands: {', '.join(COMMANDS)}"
     return f"deqrmt: error: unknown command {argv[0]!r}{hint} (see deqrmt --help)"
 
 
 def _dispatch(argv: list[str]) -> int:
+    import importlib
+
+    from .._text import print_stderr
+
     if argv[:1] == ["validate"] and any(a == "--enn" or a.startswith("--enn=") for a in argv):
         argv = ["certify", *argv[1:]]  # the older spelling `deqrmt validate --deq … --enn …`
     unknown = _suggest_command(argv)
@@ -116,10 +134,14 @@ def _dispatch(argv: list[str]) -> int:
     except SystemExit as e:  # --help, --version, or a usage error already printed
         return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
     module = importlib.import_module(f"{__name__}.{args.command}")
+    _process.test_hold("main")
     return int(module.run(args))
 
 
 def _error_line(e: DeqrmtError) -> str:
+    from .._errors import ParseError, UnknownActivation
+    from ._common import flag_names
+
     message = str(e)
     if not isinstance(e, (ParseError, UnknownActivation)):  # those quote the user's text
         message = flag_names(message)
@@ -127,6 +149,9 @@ def _error_line(e: DeqrmtError) -> str:
 
 
 def _log_bug(argv: Sequence[str], e: BaseException) -> None:
+    import contextlib
+    import os
+
     path = os.environ.get("DEQRMT_BUG_LOG")
     if not path:
         return
@@ -135,39 +160,74 @@ def _log_bug(argv: Sequence[str], e: BaseException) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``deqrmt`` console script; returns the exit code (see module doc)."""
+    """Entry point of the ``deqrmt`` console script; returns the exit code (see module doc).
+
+    Without ``argv`` (the console script, ``python -m deqrmt``) the process is deqrmt's: the
+    SIGINT handler is installed before anything else is imported (:mod:`._process`).  With
+    ``argv`` (a library call, the tests) no signal handler is touched.
+    """
+    if argv is None:
+        _process.take_over()
+        _process.test_hold("setup")
     args = list(sys.argv[1:] if argv is None else argv)
+    from .._text import SafeStream
+
     raw_stdout = sys.stdout
     sys.stdout = SafeStream(raw_stdout)
     try:
+        _process.working()
         code = _dispatch(args)
         sys.stdout.flush()  # a full disk must be reported here, not at interpreter exit
-        return code
-    except KeyboardInterrupt:
-        print_stderr("deqrmt: interrupted")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:  # `deqrmt … | head`: the reader left; nothing more to say
-        return EXIT_BAD_INPUT
-    except DeqrmtError as e:
-        if os.environ.get("DEQRMT_DEBUG"):
-            raise
-        print_stderr(_error_line(e))
-        return EXIT_BAD_INPUT
-    except Exception as e:
-        if _interrupted(e):  # Ctrl-C inside a C extension's callback (flint) surfaces wrapped
-            print_stderr("deqrmt: interrupted")
-            return EXIT_INTERRUPTED
-        _log_bug(args, e)
-        if os.environ.get("DEQRMT_DEBUG"):
-            raise
-        print_stderr(
-            f"deqrmt: internal error: {type(e).__name__}: {e} — this is a bug; rerun with "
-            "DEQRMT_DEBUG=1 for the traceback"
-        )
-        return EXIT_BUG
+    except BaseException as e:
+        _process.finished()  # first: an interrupt from here on exits at once
+        code = _outcome(e, args)
     finally:
+        _process.finished()
         sys.stdout = raw_stdout
         _settle_stdout(raw_stdout)
+    if code == EXIT_INTERRUPTED:
+        _process.mark_announced()  # the command said so itself (`sweep`)
+    elif _process.interrupt_raised():  # a library swallowed the KeyboardInterrupt and went on
+        _process.announce_interrupt(_print_stderr)
+        code = EXIT_INTERRUPTED
+    return code
+
+
+def _print_stderr(line: str) -> None:
+    from .._text import print_stderr
+
+    print_stderr(line)
+
+
+def _outcome(e: BaseException, args: list[str]) -> int:
+    """The exit code for an exception that ended the command (and its one line on stderr)."""
+    import os
+
+    from .._errors import DeqrmtError
+    from .._text import print_stderr
+
+    if isinstance(e, KeyboardInterrupt) or _interrupted(e) or _process.interrupt_raised():
+        # A KeyboardInterrupt, also one that a C extension's callback (flint) wrapped in a
+        # SystemError, or that a library turned into another exception.
+        _process.announce_interrupt(print_stderr)
+        return EXIT_INTERRUPTED
+    if isinstance(e, BrokenPipeError):  # `deqrmt … | head`: the reader left; nothing to say
+        return EXIT_BAD_INPUT
+    if not isinstance(e, Exception):
+        raise e  # SystemExit and the like: not ours to translate
+    if isinstance(e, DeqrmtError):
+        if os.environ.get("DEQRMT_DEBUG"):
+            raise e
+        print_stderr(_error_line(e))
+        return EXIT_BAD_INPUT
+    _log_bug(args, e)
+    if os.environ.get("DEQRMT_DEBUG"):
+        raise e
+    print_stderr(
+        f"deqrmt: internal error: {type(e).__name__}: {e} — this is a bug; rerun with "
+        "DEQRMT_DEBUG=1 for the traceback"
+    )
+    return EXIT_BUG
 
 
 def _interrupted(e: BaseException) -> bool:
@@ -183,13 +243,20 @@ def _interrupted(e: BaseException) -> bool:
     return False
 
 
-def _settle_stdout(raw: object) -> None:
-    """Flush stdout; if it cannot be written any more (closed pipe, full disk), point file
-    descriptor 1 at /dev/null so that the interpreter's own flush at exit cannot fail too."""
-    try:
-        raw.flush()  # type: ignore[attr-defined]
-    except (OSError, ValueError):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, raw.fileno())  # type: ignore[attr-defined]
-            os.close(devnull)
+def _settle_stdout(raw: Any) -> None:
+    """Flush stdout and stderr; one that cannot be written any more (closed pipe, full disk)
+    gets its file descriptor pointed at /dev/null, so that the interpreter's own flush at exit
+    cannot fail too (which would print "Exception ignored" and exit 120)."""
+    import contextlib
+    import os
+
+    for stream in (raw, sys.stderr):
+        if stream is None:
+            continue  # closed when the process started: nothing buffered
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, stream.fileno())
+                os.close(devnull)

@@ -29,6 +29,8 @@ __all__ = [
     "flag_names",
     "names",
     "print_stderr",
+    "extra_imports",
+    "require_extra",
     "require_validate_extra",
     "validate_extra",
 ]
@@ -243,26 +245,45 @@ def _missing_message(command: str, missing: str) -> str:
     )
 
 
-def require_validate_extra(command: str, extra_modules: tuple[str, ...] = ()) -> None:
-    """Raise :class:`MissingExtra` before any work if a [validate] dependency is absent."""
-    for mod in (*VALIDATE_EXTRA, *extra_modules):
-        try:
-            found = importlib.util.find_spec(mod) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent that fails to import; sys.modules[m] = None
+        return False
+
+
+def require_extra(command: str, modules: tuple[str, ...]) -> None:
+    """Raise :class:`MissingExtra` (with the ``pip install`` line) now, before any work, if one
+    of ``modules`` (from the [validate] extra: matplotlib for ``--plot``, …) is absent."""
+    for mod in modules:
+        if not _importable(mod):
             raise MissingExtra(_missing_message(command, mod))
 
 
+def require_validate_extra(command: str, extra_modules: tuple[str, ...] = ()) -> None:
+    """Raise :class:`MissingExtra` before any work if a [validate] dependency is absent."""
+    require_extra(command, (*VALIDATE_EXTRA, *extra_modules))
+
+
 @contextlib.contextmanager
-def validate_extra(command: str, extra_modules: tuple[str, ...] = ()) -> Iterator[None]:
-    """Checks the extra up front, and turns a failing import of one of its packages into
-    :class:`MissingExtra` (a broken install found only on import)."""
-    require_validate_extra(command, extra_modules)
-    roots = {*VALIDATE_EXTRA, *extra_modules, "sklearn"}
+def extra_imports(
+    command: str, modules: tuple[str, ...], also: tuple[str, ...] = ()
+) -> Iterator[None]:
+    """Checks ``modules`` up front (:func:`require_extra`), and turns a failing import of one
+    of them (or of ``also``) inside the block into :class:`MissingExtra` (a broken install
+    found only on import)."""
+    require_extra(command, modules)
+    roots = {m.split(".")[0] for m in (*modules, *also)}
     try:
         yield
     except ImportError as e:
         if isinstance(e, MissingExtra) or (e.name or "").split(".")[0] not in roots:
             raise
         raise MissingExtra(_missing_message(command, e.name or "?")) from None
+
+
+@contextlib.contextmanager
+def validate_extra(command: str, extra_modules: tuple[str, ...] = ()) -> Iterator[None]:
+    """:func:`extra_imports` for the whole [validate] extra (and scikit-learn's digits)."""
+    with extra_imports(command, (*VALIDATE_EXTRA, *extra_modules), also=("sklearn",)):
+        yield

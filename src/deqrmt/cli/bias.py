@@ -16,9 +16,12 @@ from ._common import (
     add_command,
     add_force,
     add_json,
+    extra_imports,
     names,
     print_json,
     print_stderr,
+    require_extra,
+    require_validate_extra,
     validate_extra,
 )
 
@@ -251,6 +254,10 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgument(f"--n {args.n} and --d {args.d}: need 1 ≤ N < d.")
     if args.check and not 0 < args.tolerance < 1:
         raise InvalidArgument(f"--tolerance {args.tolerance} must lie in (0, 1).")
+    if args.check:  # a missing extra is refused before any work
+        require_validate_extra(NAME)
+    if args.plot:
+        require_extra(f"{NAME} --plot", ("matplotlib",))
     plots = ["q.png", "path.png"] if args.check else ["q.png"]
     if args.plot:  # refuse an unusable plot path before the work, not after
         check_directory(args.plot)
@@ -285,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
         result["l2_gap"] = check.l2_gap
     written: list[str] = []
     if args.plot:
-        with validate_extra(NAME):
+        with extra_imports(f"{NAME} --plot", ("matplotlib",)):
             from .._io import write_directory
 
             def produce(tmp: str) -> list[str]:

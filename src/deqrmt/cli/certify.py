@@ -13,7 +13,14 @@ import sys
 from typing import Any
 
 from .._errors import FileError, InvalidArgument
-from ._common import add_command, add_json, print_json, sample_sizes, validate_extra
+from ._common import (
+    add_command,
+    add_json,
+    print_json,
+    require_validate_extra,
+    sample_sizes,
+    validate_extra,
+)
 
 __all__ = ["NAME", "register", "run"]
 
@@ -137,6 +144,7 @@ def _check_deq(given: str | None, design_deq: str, path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_validate_extra(NAME)  # before any work
     design = _read_design(args.enn)
     deq = design["setting"]["deq"]
     _check_deq(args.deq, deq, args.enn)

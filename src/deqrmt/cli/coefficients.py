@@ -14,14 +14,19 @@ from ._common import (
     add_json,
     add_problem,
     add_trainable,
+    extra_imports,
     print_json,
     print_notes,
     print_stderr,
+    require_extra,
 )
 
 __all__ = ["NAME", "register", "run"]
 
 NAME = "coefficients"
+
+#: what ``--plot`` imports (from the [validate] extra)
+PLOT_EXTRA = ("matplotlib",)
 
 _DEQ_SYMBOLS = {
     "tau_star": "τ*", "gamma_star": "γ*", "alpha_1": "α*₁", "alpha_2": "α*₂", "alpha_3": "α*₃",
@@ -73,6 +78,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.plot:
+        require_extra(f"{NAME} --plot", PLOT_EXTRA)  # before any work, not after the table
     from ..symbolic import get_activation
 
     act = get_activation(args.activation)  # bad text is refused before the engine is imported
@@ -162,7 +169,9 @@ def _run_grid(args: argparse.Namespace, act: Any, grid: list[Any]) -> int:
             coefficients_png({act.name: points}, path, f"DEQ {act.name} against σ_a²")
             return [path]
 
-        for path in write_directory(args.plot, produce, force=args.force):
+        with extra_imports(f"{NAME} --plot", PLOT_EXTRA):
+            written = write_directory(args.plot, produce, force=args.force)
+        for path in written:
             print_stderr(f"wrote {path}")
     return 0
 
