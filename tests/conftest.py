@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -44,12 +45,16 @@ settings.load_profile(
 
 @pytest.fixture(scope="session", autouse=True)
 def _hermetic_cache(tmp_path_factory: pytest.TempPathFactory):
-    """The whole session, subprocesses included, uses a fresh cache: never ~/.cache/deqrmt.
+    """The whole session, subprocesses included, uses a fresh cache and key: never ~/.cache/deqrmt
+    or ~/.config/deqrmt.
 
     Set in os.environ (not monkeypatch, which is per test) so that CLI subprocesses inherit it.
     """
     previous = os.environ.get("DEQRMT_CACHE_DIR")
     os.environ["DEQRMT_CACHE_DIR"] = str(tmp_path_factory.mktemp("deqrmt-cache"))
+    # The cache key too (issue 27): never ~/.config/deqrmt/cache.key; one key per session.
+    previous_key = os.environ.get("DEQRMT_CACHE_KEY")
+    os.environ["DEQRMT_CACHE_KEY"] = secrets.token_hex(32)
     try:
         yield
     finally:
@@ -57,6 +62,10 @@ def _hermetic_cache(tmp_path_factory: pytest.TempPathFactory):
             os.environ.pop("DEQRMT_CACHE_DIR", None)
         else:
             os.environ["DEQRMT_CACHE_DIR"] = previous
+        if previous_key is None:
+            os.environ.pop("DEQRMT_CACHE_KEY", None)
+        else:
+            os.environ["DEQRMT_CACHE_KEY"] = previous_key
 
 
 @pytest.fixture(autouse=True)
