@@ -264,12 +264,21 @@ def test_stale_entries_are_rebuilt_silently(
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.parametrize(
+    "symbol",
+    [
+        "Symbol(\"(open({marker!r}, 'w') and 0)\", positive=True)",  # no such name is read
+        "Symbol('y', positive=True)",  # a plain name, but not one this kind declares
+        "Dummy('x', positive=True)",
+        "Function('g')(Integer(0))",
+    ],
+)
 def test_authenticated_entry_with_an_undeclared_symbol_is_rebuilt(
-    cache: Path, capsys: pytest.CaptureFixture[str]
+    cache: Path, capsys: pytest.CaptureFixture[str], symbol: str
 ) -> None:
     # Even a key holder's entry may hold only the symbols its kind declares.
     marker = cache / "executed"
-    hostile = f"Symbol(\"(open({str(marker)!r}, 'w') and 0)\", positive=True)"
+    hostile = symbol.format(marker=str(marker))
     payload = json.dumps({"dict": [["v", {"sympy": f"Add(Integer(1), {hostile})"}]]}).encode()
     _plant(cache, "t", "symbols", payload)
     build = _Builds({"v": X_POS + 1})

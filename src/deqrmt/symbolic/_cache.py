@@ -155,10 +155,11 @@ def _read_key_file(path: Path) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ValueError("is not a regular file")
-        if hasattr(os, "getuid") and st.st_uid != os.getuid():
-            raise ValueError("belongs to another user")
-        if st.st_mode & 0o077:
-            raise ValueError("can be read or written by others (chmod 600 it)")
+        if os.name == "posix":  # (Windows has ACLs instead of these bits)
+            if st.st_uid != os.getuid():
+                raise ValueError("belongs to another user")
+            if st.st_mode & 0o077:
+                raise ValueError("can be read or written by others (chmod 600 it)")
         blob = os.read(fd, 200)
     finally:
         os.close(fd)
@@ -288,14 +289,20 @@ def _read(path: Path, key: CacheKey, entry: str, reg: Registry) -> tuple[bool, o
         if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(key, entry, payload)):
             _warn(path, "its MAC does not verify (forged, or changed on disk)")
             return False, None
-        return True, loads(payload.decode("utf-8"), reg)
     except FileNotFoundError:
         return False, None
-    # A damaged entry may make any SymPy constructor fail in its own way (ValueError,
-    # TypeError, AttributeError, RecursionError, MemoryError, …); the cache is only an
-    # accelerator, so every failure means "rebuild".
-    except Exception:
+    except Exception:  # unreadable or not ours at all: stale
         return False, None
+    try:
+        return True, loads(payload.decode("utf-8"), reg)
+    # Authenticated, yet a SymPy constructor fails in its own way (ValueError, TypeError,
+    # AttributeError, RecursionError, MemoryError, …): the cache is only an accelerator.
+    except Exception:
+        _warn(path, _INVALID)
+        return False, None
+
+
+_INVALID = "its MAC verifies but its content is not what this kind of entry holds"
 
 
 def _warn(path: Path, why: str) -> None:
@@ -369,7 +376,7 @@ def cached(
     if ok:
         if isinstance(value, expect) and _contents_ok(value, allowed, names):
             return value  # type: ignore[return-value]
-        _warn(path, "its MAC verifies but its content is not what this kind of entry holds")
+        _warn(path, _INVALID)
     value = build()
     try:
         if not _contents_ok(value, allowed, names):
