@@ -8,7 +8,11 @@ All constants are exact (``ctx.mpf(p)/ctx.mpf(q)``); the precision is an argumen
 mpmath context is used, so importing it never changes ``mpmath.mp``.
 
 No user text reaches the module as code: the activation appears only as ``repr`` string
-literals, and as code printed from its parsed SymPy expression.  The module carries no date,
+literals, and as code printed from its parsed SymPy expression by the one printer, which names
+every variable itself (``x``, ``tau``, ``_a0``, …).  The pieces of φ and φ' and the closed forms
+are printed in stable forms (:data:`~deqrmt.numeric._printer.STABLE_FORMS`: no ``exp`` of a
+large argument where the value is finite), since the module integrates over the whole line with
+``mpmath.fp`` to find τ*.  The module carries no date,
 so the same input gives the same bytes.
 """
 
