@@ -34,7 +34,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import sympy as sp
-from sympy.codegen.cfunctions import expm1, log1p
 from sympy.core.function import AppliedUndef
 from sympy.functions.elementary.piecewise import ExprCondPair
 from sympy.printing.pycode import MpmathPrinter
@@ -169,6 +168,8 @@ def _is_exp_minus_one(e: sp.Basic) -> bool:
 
 
 def _exp_minus_one(e: sp.Add) -> sp.Expr:
+    from sympy.codegen.cfunctions import expm1  # (sympy.codegen costs 30 ms to import)
+
     (t,) = (a for a in e.args if isinstance(a, sp.exp))
     return expm1(t.args[0])
 
@@ -200,7 +201,7 @@ _FUNCTIONS: frozenset[type] = frozenset({
     sp.sin, sp.cos, sp.tan, sp.sinh, sp.cosh, sp.tanh,
     sp.asin, sp.acos, sp.atan, sp.atan2, sp.asinh, sp.acosh, sp.atanh,
     sp.gamma, sp.lowergamma, sp.uppergamma, sp.besseli, sp.besselj, sp.besselk,
-    log1p, expm1, Logistic, Softplus,
+    Logistic, Softplus,
 })  # fmt: skip
 #: Other node classes (exact classes; numbers by isinstance below).
 _NODES: frozenset[type] = frozenset({
@@ -226,6 +227,15 @@ def _check_label(label: str) -> str:
     return label
 
 
+def _cfunction(cls: type) -> bool:
+    """sympy.codegen's expm1 or log1p (built by a rewrite; imported only then: 30 ms)."""
+    if cls.__name__ not in ("expm1", "log1p"):
+        return False
+    from sympy.codegen import cfunctions
+
+    return cls is cfunctions.expm1 or cls is cfunctions.log1p
+
+
 def _check_nodes(expr: sp.Basic, allowed: frozenset[sp.Basic]) -> None:
     """Raise DerivationError unless every node of ``expr`` is printable and every symbol allowed."""
     for node in sp.preorder_traversal(expr):
@@ -238,7 +248,7 @@ def _check_nodes(expr: sp.Basic, allowed: frozenset[sp.Basic]) -> None:
                 )
         elif isinstance(node, sp.Float):
             raise DerivationError(f"Float {node} reached code generation; constants must be exact.")
-        elif isinstance(node, sp.Rational) or cls in _FUNCTIONS or cls in _NODES:
+        elif isinstance(node, sp.Rational) or cls in _FUNCTIONS or cls in _NODES or _cfunction(cls):
             continue
         else:
             what = "undefined function" if isinstance(node, AppliedUndef) else "class"
@@ -260,6 +270,11 @@ class ContextPrinter(MpmathPrinter):
 
     def doprint(self, expr: Any, assign_to: Any = None) -> str:
         _check_nodes(sp.sympify(expr), frozenset(self._names))
+        return self._checked(expr, assign_to)
+
+    def _checked(self, expr: Any, assign_to: Any = None) -> str:
+        """``doprint`` of an expression :func:`_check_nodes` already passed (the printing
+        methods still refuse any symbol outside the table)."""
         return str(super().doprint(expr, assign_to))
 
     def _module_format(self, fqn: str, register: bool = True) -> str:
@@ -384,23 +399,24 @@ def _cse_and_print(
     """The CSE assignments (printed, indented) and the returned tuple's items, printed."""
     declared = frozenset(args)
     for e in exprs:
-        # Checked before any substitution: a foreign symbol must not be renamed into an
-        # argument.  Bound symbols (inside an Integral, a Lambda) are refused by the whitelist.
+        # Symbols are told apart by name and assumptions, never printed by name: x and a
+        # Symbol('x') without assumptions are two symbols, and only a declared one prints.
+        # Bound symbols (inside an Integral, a Lambda) are refused by the whitelist.
         _check_nodes(e, declared)
-    # Our own placeholders: Dummies cannot collide with any symbol of the input.
-    slots = tuple(sp.Dummy(f"a{i}") for i in range(len(args)))
-    subs = dict(zip(args, slots, strict=True))
-    work = [stable_forms(e.xreplace(subs), rewrite) for e in exprs]
+    work = [stable_forms(e, rewrite) for e in exprs]
+    # Our own temporaries: Dummies cannot collide with any symbol of the input.
     temps = sp.numbered_symbols("t", cls=sp.Dummy)
     replacements, reduced = sp.cse(work, symbols=temps, optimizations=None)
     if rewrite:
         replacements, reduced = _hoist_branch_arguments(replacements, reduced, temps)
-    names: dict[sp.Symbol, str] = dict(zip(slots, arg_ids, strict=True))
+    names: dict[sp.Symbol, str] = dict(zip(args, arg_ids, strict=True))
     for i, (sym, _) in enumerate(replacements):
         names[sym] = f"_t{i}"
     printer = ContextPrinter(names)
-    assignments = tuple(f"    {names[sym]} = {printer.doprint(sub)}" for sym, sub in replacements)
-    return assignments, ", ".join(printer.doprint(e) for e in reduced)
+    # checked above; CSE and the rewrites build only whitelisted nodes, and the printer's own
+    # methods still refuse any symbol outside ``names``
+    assignments = tuple(f"    {names[sym]} = {printer._checked(sub)}" for sym, sub in replacements)
+    return assignments, ", ".join(printer._checked(e) for e in reduced)
 
 
 def _hoist_branch_arguments(
@@ -454,9 +470,8 @@ def array_function(args: Sequence[sp.Symbol], exprs: Any, modules: Any) -> Calla
     items = [sp.sympify(e) for e in (exprs if many else [exprs])]
     for e in items:
         _check_nodes(e, declared)
-    slots = tuple(sp.Dummy(f"a{i}") for i in range(len(args)))
-    subs = dict(zip(args, slots, strict=True))
-    body = [e.xreplace(subs) for e in items]
+    slots = tuple(sp.Dummy(f"a{i}", **a.assumptions0) for i, a in enumerate(args))
+    body = [e.xreplace(dict(zip(args, slots, strict=True))) for e in items]
     fn: Callable[..., Any] = sp.lambdify(
         slots if len(slots) != 1 else slots[0], body if many else body[0], modules=modules
     )
