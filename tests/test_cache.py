@@ -369,6 +369,10 @@ def test_key_file_others_can_read_is_not_used(
     key = _cache.cache_key()
     assert key is not None and key.secret != bytes.fromhex("ab" * 32)  # a temporary key
     assert "chmod 600" in capsys.readouterr().err
+    cached("t", "loose", _Builds({"v": 1}), dict)
+    assert (
+        list(cache.iterdir()) == []
+    )  # and a temporary cache: no entry left that no run could read
 
 
 def test_no_cache_needs_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -123,20 +123,24 @@ def cache_dir() -> Path:
 
 
 class CacheKey(NamedTuple):
-    """The secret entries are authenticated under, and its public id (in file names)."""
+    """The secret entries are authenticated under, and its public id (in file names).
+
+    A temporary key (this process only) goes with a temporary directory: entries no later run
+    can use are not left in a lasting one."""
 
     secret: bytes
     key_id: str
+    temporary: bool = False
 
 
-def _make_key(secret: bytes) -> CacheKey:
+def _make_key(secret: bytes, temporary: bool = False) -> CacheKey:
     key_id = hashlib.sha256(b"deqrmt cache key id\0" + secret).hexdigest()[:16]
-    return CacheKey(secret, key_id)
+    return CacheKey(secret, key_id, temporary)
 
 
 @functools.lru_cache(maxsize=1)
 def _temporary_key() -> CacheKey:
-    return _make_key(secrets.token_bytes(32))
+    return _make_key(secrets.token_bytes(32), temporary=True)
 
 
 def _key_path() -> Path | None:
@@ -199,7 +203,7 @@ def _key_for(env_text: str | None, path: Path | None) -> CacheKey | None:
         if os.environ.get("XDG_CONFIG_HOME"):
             _note(
                 "deqrmt: note: XDG_CONFIG_HOME is not an existing absolute directory, so this "
-                "run's cache key is temporary; set DEQRMT_CACHE_KEY to keep results."
+                "run uses a temporary cache and key; set DEQRMT_CACHE_KEY to keep results."
             )
         else:
             _no_home_note()
@@ -213,8 +217,8 @@ def _key_for(env_text: str | None, path: Path | None) -> CacheKey | None:
     except (OSError, ValueError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         _note(
-            f"deqrmt: note: the cache key {str(path)!r} cannot be used ({why}), so this run's "
-            "cache key is temporary."
+            f"deqrmt: note: the cache key {str(path)!r} cannot be used ({why}), so this run "
+            "uses a temporary cache and key."
         )
         return _temporary_key()
 
@@ -371,7 +375,8 @@ def cached(
     names = frozenset(undefined)
     reg = registry_for(expect, types, functions)
     entry = entry_key(kind, request)
-    path = cache_dir() / f"{kind}-{key.key_id[:8]}-{entry[:32]}.json"
+    directory = _temporary_dir() if key.temporary else cache_dir()
+    path = directory / f"{kind}-{key.key_id[:8]}-{entry[:32]}.json"
     ok, value = _read(path, key, entry, reg)
     if ok:
         if isinstance(value, expect) and _contents_ok(value, allowed, names):
