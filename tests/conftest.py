@@ -11,6 +11,7 @@ entries or on the order tests run in.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import sys
 import tempfile
@@ -53,7 +54,10 @@ settings.load_profile(
 
 
 #: What pytest_configure points at a private directory (and restores at the end).
-_HERMETIC_VARS = ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "DEQRMT_CACHE_DIR")
+_HERMETIC_VARS = (
+    "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "DEQRMT_CACHE_DIR",
+    "DEQRMT_CACHE_KEY",
+)  # fmt: skip
 _SAVED: dict[str, str | None] = {}
 _PRIVATE: list[str] = []
 
@@ -73,8 +77,11 @@ def pytest_configure(config: pytest.Config) -> None:
     }
     for name in _HERMETIC_VARS:
         _SAVED[name] = os.environ.get(name)
-        os.makedirs(paths[name], exist_ok=True)
-        os.environ[name] = paths[name]
+        if name in paths:
+            os.makedirs(paths[name], exist_ok=True)
+            os.environ[name] = paths[name]
+    # The cache key too (issue 27): never ~/.config/deqrmt/cache.key; one key per process.
+    os.environ["DEQRMT_CACHE_KEY"] = secrets.token_hex(32)
     _SAVED["MPLCONFIGDIR"] = os.environ.pop("MPLCONFIGDIR", None)  # matplotlib: under HOME
 
 

@@ -1,18 +1,21 @@
-"""The disk cache: JSON entries that cannot execute, exact round trips, atomic concurrent writes.
+"""The disk cache: JSON entries that cannot execute, authenticated by a MAC under the user's key,
+exact round trips, atomic concurrent writes.
 
 A pickle cache ran whatever a planted file named (a shared ``DEQRMT_CACHE_DIR`` on a cluster file
 system makes that real).  Entries are now JSON with SymPy expressions as srepr text read by a
-whitelisting reader (``deqrmt.symbolic._serialize``).
+whitelisting reader (``deqrmt.symbolic._serialize``), and (issue 27) an entry counts only if its
+HMAC verifies under the user's key and its symbols are those its kind declares.  The tests through
+the console script are in ``test_cache_trust.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 import pickle
+import stat
 import subprocess
 import sys
 import textwrap
@@ -23,7 +26,7 @@ import pytest
 import sympy as sp
 
 from deqrmt.symbolic import Activation, _cache, _effort
-from deqrmt.symbolic._cache import cached, entry_key
+from deqrmt.symbolic._cache import entry_key
 from deqrmt.symbolic._recursion import DEQFormulas, LayerFormulas, derive_deq, derive_layer
 from deqrmt.symbolic._serialize import UnsafeEntry, dumps, loads, read_srepr, registry_for
 from deqrmt.symbolic._sphere import (
@@ -41,8 +44,18 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "deqrmt"
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("DEQRMT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("DEQRMT_CACHE_KEY", "a test key of more than sixteen characters")
     monkeypatch.delenv("DEQRMT_NO_CACHE", raising=False)
     return tmp_path
+
+
+X_POS = sp.Symbol("x", positive=True)
+
+
+def cached(kind: str, request: str, build, expect, **kw):  # type: ignore[no-untyped-def]
+    """``_cache.cached`` with this file's one declared symbol, x (positive)."""
+    kw.setdefault("symbols", (X_POS,))
+    return _cache.cached(kind, request, build, expect, **kw)
 
 
 class _Builds:
@@ -57,13 +70,17 @@ class _Builds:
         return self.value
 
 
-def _plant(cache: Path, kind: str, request: str, payload: bytes) -> Path:
-    """A well-formed entry (right key, right digest) around an arbitrary payload."""
-    key = entry_key(kind, request)
+def _plant(cache: Path, kind: str, request: str, payload: bytes, *, mac: bool = True) -> Path:
+    """A well-formed entry (right key, right name) around an arbitrary payload: authenticated
+    under the current key (as if a key holder wrote it) unless ``mac=False``."""
+    key = _cache.cache_key()
+    assert key is not None
+    entry = entry_key(kind, request)
+    tag = _cache._mac(key, entry, payload) if mac else "0" * 64
     header = json.dumps(
-        {"format": "deqrmt-cache/2", "key": key, "sha256": hashlib.sha256(payload).hexdigest()}
+        {"format": "deqrmt-cache/3", "key_id": key.key_id, "key": entry, "mac": tag}
     )
-    path = cache / f"{kind}-{key[:32]}.json"
+    path = cache / f"{kind}-{key.key_id[:8]}-{entry[:32]}.json"
     path.write_bytes(header.encode() + b"\n" + payload)
     return path
 
@@ -140,7 +157,7 @@ def test_valid_entry_is_used_and_is_json_text(cache: Path) -> None:
     assert build.calls == 1
     (entry,) = cache.glob("t-*.json")
     head, payload = entry.read_text(encoding="utf-8").split("\n", 1)
-    assert json.loads(head)["format"] == "deqrmt-cache/2"
+    assert json.loads(head)["format"] == "deqrmt-cache/3"
     json.loads(payload)  # plain JSON, no pickle anywhere
 
 
@@ -190,6 +207,180 @@ def test_value_that_cannot_round_trip_is_returned_but_not_stored(cache: Path) ->
     value = cached("t", "r", build, dict)
     assert value is build.value
     assert list(cache.glob("*.json")) == []
+    # A symbol the kind does not declare: a bug at the call site, returned but never stored.
+    build = _Builds({"v": sp.Symbol("y")})
+    assert cached("t", "r", build, dict) is build.value
+    assert list(cache.glob("*.json")) == []
+
+
+# --- authentication: forged, stale and foreign entries (issue 27) ------------------------------
+
+
+def _entry(cache: Path) -> Path:
+    (entry,) = cache.glob("t-*.json")
+    return entry
+
+
+def _forge(entry: Path, old: bytes, new: bytes) -> None:
+    head, payload = entry.read_bytes().split(b"\n", 1)
+    assert old in payload
+    entry.write_bytes(head + b"\n" + payload.replace(old, new))
+
+
+def test_forged_entry_is_rebuilt_with_one_warning_line(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build = _Builds({"v": 3 * X_POS})
+    cached("t", "forged", build, dict)
+    # Well formed, our key id and request, the payload doubled: only the MAC is wrong.
+    _forge(_entry(cache), b"Integer(3)", b"Integer(6)")
+    capsys.readouterr()
+    assert cached("t", "forged", build, dict) == {"v": 3 * X_POS}
+    assert build.calls == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "warning" in err and "MAC does not verify" in err
+    assert cached("t", "forged", build, dict) == {"v": 3 * X_POS}  # the rebuilt entry is ours
+    assert build.calls == 2 and capsys.readouterr().err == ""
+
+
+def test_stale_entries_are_rebuilt_silently(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build = _Builds({"v": 1})
+    cached("t", "stale", build, dict)
+    entry = _entry(cache)
+    head, payload = entry.read_bytes().split(b"\n", 1)
+    header = json.loads(head)
+    variants = [
+        dict(header, format="deqrmt-cache/2"),  # another version of the format
+        dict(header, key="0" * 64),  # another request or package version
+        dict(header, key_id="0123456789abcdef"),  # written under another key
+        {"format": "deqrmt-cache/2", "key": header["key"], "sha256": "0"},  # the old format
+    ]
+    capsys.readouterr()
+    for calls, h in enumerate(variants, start=2):
+        entry.write_bytes(json.dumps(h).encode() + b"\n" + payload)
+        assert cached("t", "stale", build, dict) == {"v": 1}
+        assert build.calls == calls
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "symbol",
+    [
+        "Symbol(\"(open({marker!r}, 'w') and 0)\", positive=True)",  # no such name is read
+        "Symbol('y', positive=True)",  # a plain name, but not one this kind declares
+        "Dummy('x', positive=True)",
+        "Function('g')(Integer(0))",
+    ],
+)
+def test_authenticated_entry_with_an_undeclared_symbol_is_rebuilt(
+    cache: Path, capsys: pytest.CaptureFixture[str], symbol: str
+) -> None:
+    # Even a key holder's entry may hold only the symbols its kind declares.
+    marker = cache / "executed"
+    hostile = symbol.format(marker=str(marker))
+    payload = json.dumps({"dict": [["v", {"sympy": f"Add(Integer(1), {hostile})"}]]}).encode()
+    _plant(cache, "t", "symbols", payload)
+    build = _Builds({"v": X_POS + 1})
+    capsys.readouterr()
+    assert cached("t", "symbols", build, dict) == {"v": X_POS + 1}
+    assert build.calls == 1 and not marker.exists()
+    assert "content is not what this kind of entry holds" in capsys.readouterr().err
+
+
+def test_two_keys_share_a_directory_and_never_mix(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = _Builds({"v": 1}), _Builds({"v": 2})  # two users' builds of the same request
+    monkeypatch.setenv("DEQRMT_CACHE_KEY", "key A, shared by one cluster's workers")
+    assert cached("t", "shared", a, dict) == {"v": 1}
+    monkeypatch.setenv("DEQRMT_CACHE_KEY", "key B, another user on the same disk")
+    assert cached("t", "shared", b, dict) == {"v": 2}  # B never reads A's entry
+    assert len(list(cache.glob("t-*.json"))) == 2
+    for _ in range(2):
+        monkeypatch.setenv("DEQRMT_CACHE_KEY", "key A, shared by one cluster's workers")
+        assert cached("t", "shared", a, dict) == {"v": 1}
+        monkeypatch.setenv("DEQRMT_CACHE_KEY", "key B, another user on the same disk")
+        assert cached("t", "shared", b, dict) == {"v": 2}
+    assert a.calls == b.calls == 1  # and each is served from its own entry
+
+
+def test_a_renamed_entry_of_another_key_is_not_used(cache: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("DEQRMT_CACHE_KEY", "key A, shared by one cluster's workers")
+    cached("t", "renamed", _Builds({"v": 1}), dict)
+    theirs = _entry(cache)
+    monkeypatch.setenv("DEQRMT_CACHE_KEY", "key B, another user on the same disk")
+    key = _cache.cache_key()
+    assert key is not None
+    mine = cache / f"t-{key.key_id[:8]}-{entry_key('t', 'renamed')[:32]}.json"
+    head, payload = theirs.read_bytes().split(b"\n", 1)
+    # a valid entry of key A, renamed and relabelled as key B's: its MAC is A's
+    header = dict(json.loads(head), key_id=key.key_id)
+    mine.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+    b = _Builds({"v": 2})
+    assert cached("t", "renamed", b, dict) == {"v": 2} and b.calls == 1
+
+
+def test_short_key_turns_the_cache_off(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEQRMT_CACHE_KEY", "short")
+    build = _Builds({"v": 1})
+    cached("t", "short", build, dict)
+    cached("t", "short", build, dict)
+    assert build.calls == 2 and list(cache.iterdir()) == []
+
+
+def _file_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("DEQRMT_CACHE_KEY", raising=False)
+    config = tmp_path / "config"
+    config.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    return config / "deqrmt" / "cache.key"
+
+
+def test_key_file_is_made_once_with_mode_0600_outside_the_cache(
+    cache: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _file_key(tmp_path_factory.mktemp("home"), monkeypatch)
+    build = _Builds({"v": 1})
+    cached("t", "file", build, dict)
+    assert path.is_file() and not path.is_relative_to(cache)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    text = path.read_text()
+    assert len(text) == 65 and int(text, 16) >= 0  # 32 random bytes in hex
+    _cache._key_for.cache_clear()  # a new process reads the same file
+    cached("t", "file", build, dict)
+    assert build.calls == 1 and path.read_text() == text
+    assert _entry(cache).name.startswith(f"t-{_cache.cache_key().key_id[:8]}-")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o660, 0o604])
+def test_key_file_others_can_read_is_not_used(
+    cache: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    mode: int,
+) -> None:
+    path = _file_key(tmp_path_factory.mktemp("home"), monkeypatch)
+    path.parent.mkdir()
+    path.write_text("ab" * 32 + "\n")
+    path.chmod(mode)
+    key = _cache.cache_key()
+    assert key is not None and key.secret != bytes.fromhex("ab" * 32)  # a temporary key
+    assert "chmod 600" in capsys.readouterr().err
+    cached("t", "loose", _Builds({"v": 1}), dict)
+    assert (
+        list(cache.iterdir()) == []
+    )  # and a temporary cache: no entry left that no run could read
+
+
+def test_no_cache_needs_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _file_key(tmp_path, monkeypatch)
+    monkeypatch.setenv("DEQRMT_NO_CACHE", "1")
+    cached("t", "none", _Builds({"v": 1}), dict)
+    assert not path.parent.exists()
 
 
 # --- the srepr reader --------------------------------------------------------------------------

@@ -123,14 +123,15 @@ def test_cache_rejects_corrupt_and_foreign_entries(
         calls.append(1)
         return {"v": len(calls)}
 
-    assert cached("t", "k", build, dict) == {"v": 1}
-    assert cached("t", "k", build, dict) == {"v": 1}  # served from disk
+    assert cached("t", "k", build, dict, symbols=()) == {"v": 1}
+    assert cached("t", "k", build, dict, symbols=()) == {"v": 1}  # served from disk
     (entry,) = list(tmp_path.glob("t-*.json"))
     entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")  # corrupt the payload
-    assert cached("t", "k", build, dict) == {"v": 2}  # rebuilt, not trusted
+    assert cached("t", "k", build, dict, symbols=()) == {"v": 2}  # rebuilt, not trusted
     entry.write_bytes(b'{"format": "deqrmt-cache/2", "key": "foreign", "sha256": "0"}\n{}')
-    assert cached("t", "k", build, dict) == {"v": 3}
-    assert cached("t", "k", build, list) == {"v": 4}  # an entry of the wrong type is rebuilt
+    assert cached("t", "k", build, dict, symbols=()) == {"v": 3}
+    # an entry of the wrong type is rebuilt
+    assert cached("t", "k", build, list, symbols=()) == {"v": 4}
 
 
 def test_latex_equations_cover_every_coefficient() -> None:

@@ -202,15 +202,16 @@ def test_stein_identity_matches_finite_differences(spec, tau, k):
 
 def test_rationals_print_as_context_mpf_ratios():
     src = function_source("f", [X], [sp.Rational(1, 10) * X])
-    assert src == "def f(ctx, x):\n    return ((ctx.mpf(1)/ctx.mpf(10))*x,)\n"
+    # every symbol prints as an identifier of ours, never by its SymPy name (issue 27)
+    assert src == "def f(ctx, _a0):\n    return ((ctx.mpf(1)/ctx.mpf(10))*_a0,)\n"
 
 
 def test_common_subexpressions_and_context_functions():
     src = function_source("g", [X], [sp.tanh(X) ** 2 + sp.tanh(X), sp.exp(-(X**2) / 2)])
     assert src == (
-        "def g(ctx, x):\n"
-        "    _t0 = ctx.tanh(x)\n"
-        "    return (_t0**2 + _t0, ctx.exp(-ctx.mpf(1)/ctx.mpf(2)*x**2),)\n"
+        "def g(ctx, _a0):\n"
+        "    _t0 = ctx.tanh(_a0)\n"
+        "    return (_t0**2 + _t0, ctx.exp(-ctx.mpf(1)/ctx.mpf(2)*_a0**2),)\n"
     )
 
 
@@ -240,7 +241,7 @@ def test_compiled_function_runs_at_the_context_precision():
         assert abs(v - (mpmath.mpf(1) / 10 + mpmath.pi)) < mpmath.mpf(10) ** -58
     (w,) = f(mpmath.fp, 1.0)
     assert isinstance(w, float) and abs(w - (0.1 + 3.141592653589793)) < 1e-15
-    assert "def tenth(ctx, x)" in f.__doc__
+    assert "def tenth(ctx, _a0)" in f.__doc__
 
 
 _FLOAT_LITERAL = re.compile(r"(?<![\w.])\d+\.\d*(?:[eE][+-]?\d+)?|(?<![\w.])\d+[eE][+-]?\d+")

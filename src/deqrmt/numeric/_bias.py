@@ -36,7 +36,7 @@ from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from .._errors import DerivationError, InvalidArgument, NoConvergence, NoReachableInterpolant
 from ..symbolic._bias import BETA0, BiasDerivation
-from ._printer import compile_function
+from ._printer import array_function, compile_function
 
 __all__ = [
     "BiasLimit",
@@ -264,7 +264,7 @@ def float_functions(d: BiasDerivation) -> Callable[[np.ndarray], tuple[np.ndarra
         (1 / d.h).subs(subs),
     ]
     if not any(e.has(sp.Integral, sp.LambertW) for e in exprs):
-        fn = sp.lambdify(d.beta, exprs, modules="numpy")
+        fn = array_function([d.beta], exprs, modules="numpy")
 
         def vectorised(beta: np.ndarray) -> tuple[np.ndarray, ...]:
             with np.errstate(all="ignore"):  # outside the domain: nan, rejected by the caller

@@ -8,7 +8,11 @@ All constants are exact (``ctx.mpf(p)/ctx.mpf(q)``); the precision is an argumen
 mpmath context is used, so importing it never changes ``mpmath.mp``.
 
 No user text reaches the module as code: the activation appears only as ``repr`` string
-literals, and as code printed from its parsed SymPy expression.  The module carries no date,
+literals, and as code printed from its parsed SymPy expression by the one printer, which names
+every variable itself (``x``, ``tau``, ``_a0``, …).  The pieces of φ and φ' and the closed forms
+are printed in stable forms (:data:`~deqrmt.numeric._printer.STABLE_FORMS`: no ``exp`` of a
+large argument where the value is finite), since the module integrates over the whole line with
+``mpmath.fp`` to find τ*.  The module carries no date,
 so the same input gives the same bytes.
 """
 
@@ -35,7 +39,7 @@ from ..symbolic import (
 from ..symbolic._expectation import MOMENTS
 from . import _roots
 from ._fixed_point import ENGINE_MOMENTS
-from ._printer import ContextPrinter, function_source
+from ._printer import STABLE_FORMS, function_source, print_constant
 from ._problem import parse_trainable
 
 __all__ = ["generate_module"]
@@ -52,7 +56,6 @@ def generate_module(
     ms = moment_set(act)
     formulas = derive_deq(trainable=trainable)
     fpm = derive_fixed_point(center=True)
-    printer = ContextPrinter()
     closed = [n for n in _NAMES if ms[n].closed_form is not None]
     open_ = [n for n in _NAMES if ms[n].closed_form is None]
     doc = (
@@ -81,7 +84,7 @@ def generate_module(
     if kinks is None:
         kink_src = (
             "def _kinks(ctx):\n    return ["
-            + ", ".join(printer.doprint(k) for k in act.kinks)
+            + ", ".join(print_constant(k) for k in act.kinks)
             + "]\n\n\n"
         )
     else:
@@ -89,8 +92,8 @@ def generate_module(
     parts.append(kink_src)
     for i, (p, d) in enumerate(zip(act.pieces, act.derivative_pieces, strict=True)):
         parts.append(f"# piece {i}: {_one_line(p.lo)} < x < {_one_line(p.hi)}\n")
-        parts.append(function_source(f"_phi_{i}", [X], [p.expr]) + "\n\n")
-        parts.append(function_source(f"_dphi_{i}", [X], [d.expr]) + "\n\n")
+        parts.append(_source(f"_phi_{i}", X, p.expr) + "\n\n")
+        parts.append(_source(f"_dphi_{i}", X, d.expr) + "\n\n")
     parts.append(
         "_PIECES = ["
         + ", ".join(f"(_phi_{i}, _dphi_{i})" for i in range(len(act.pieces)))
@@ -103,6 +106,8 @@ def generate_module(
                 [TAU],
                 [ms[n].closed_form for n in closed],
                 doc="Closed-form moments: " + ", ".join(closed),
+                labels=("tau",),
+                rewrite=STABLE_FORMS,
             )
             + "\n\n"
         )
@@ -184,7 +189,10 @@ def generate_module(
     cen_args = sorted(set().union(*(e.free_symbols for e in cen_exprs)), key=str)
     parts.append(
         function_source(
-            "_centered", cen_args, cen_exprs, doc="c and the moments of phi - c: derive_fixed_point."
+            "_centered",
+            cen_args,
+            cen_exprs,
+            doc="c and the moments of phi - c: derive_fixed_point.",
         )
         + "\n\n"
     )
@@ -256,6 +264,12 @@ def generate_module(
         )
     )
     return "".join(parts)
+
+
+def _source(name: str, var: sp.Symbol, expr: sp.Expr) -> str:
+    """One piece of φ or φ' as ``name(ctx, x)``, in forms that floats evaluate without overflow
+    (the module integrates over the whole line with ``mpmath.fp``; issue 25)."""
+    return function_source(name, [var], [expr], labels=("x",), rewrite=STABLE_FORMS)
 
 
 def _one_line(e: sp.Expr) -> str:

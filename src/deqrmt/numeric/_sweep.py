@@ -28,6 +28,7 @@ from .._errors import ContractionError
 from ..symbolic import Activation, X, get_activation
 from ._coefficients import _FORMULA_KEYS, DEQ_KEYS, _deq_function
 from ._fixed_point import center_moments, map_from_moments
+from ._printer import array_function
 from ._problem import DEQProblem
 from ._roots import polish, scan
 
@@ -76,8 +77,8 @@ def _grid(
         sel = which == k
         if not sel.any():
             continue
-        f = sp.lambdify(X, p.expr, [_NP_FUNCS, "numpy"])
-        d = sp.lambdify(X, sp.diff(p.expr, X), [_NP_FUNCS, "numpy"])
+        f = array_function([X], p.expr, [_NP_FUNCS, "numpy"])
+        d = array_function([X], sp.diff(p.expr, X), [_NP_FUNCS, "numpy"])
         phi[sel] = np.broadcast_to(f(x[sel]), x[sel].shape)
         dphi[sel] = np.broadcast_to(d(x[sel]), x[sel].shape)
     return x, w, phi, dphi

@@ -789,7 +789,20 @@ def derive_bias(
         )
     theta0 = parse_init(init, len(theta))
     request = f"{sp.srepr(g)}|{[t.name for t in theta]}|{[str(v) for v in theta0]}"
-    return cached("bias", request, lambda: _derive(g, theta, theta0), BiasDerivation)
+    return cached(
+        "bias",
+        request,
+        lambda: _derive(g, theta, theta0),
+        BiasDerivation,
+        symbols=_entry_symbols(theta),
+    )
+
+
+def _entry_symbols(theta: tuple[sp.Symbol, ...]) -> tuple[sp.Symbol, ...]:
+    """Every symbol a "bias" entry for ``theta`` may hold (checked when read back): θ, β and
+    the conserved value c with each sign assumption, β0, the quadrature variable."""
+    signs = ({"positive": True}, {"negative": True}, {"real": True})
+    return (*theta, BETA0, _S, *(sp.Symbol(n, **a) for n in ("β", "c") for a in signs))
 
 
 # ---------------------------------------------------------------------------------------------

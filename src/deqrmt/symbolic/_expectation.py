@@ -447,7 +447,8 @@ def moment_set(
             out[name] = (e.closed_form, e.zero)
         return out
 
-    data = cached("moments", f"{sp.srepr(act.expr)}|{names}|{effort}", build, dict)
+    request = f"{sp.srepr(act.expr)}|{names}|{effort}"
+    data = cached("moments", request, build, dict, symbols=(TAU,))
     moments = {}
     for name in names:
         label, kind, k = MOMENTS[name]

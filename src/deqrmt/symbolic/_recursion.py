@@ -312,7 +312,16 @@ def derive_deq(
         f"injection={input_injection}|trainable={trainable}",
         lambda: _derive_deq(input_injection, trainable),
         DEQFormulas,
+        symbols=_entry_symbols(),
     )
+
+
+def _entry_symbols() -> tuple[sp.Symbol, ...]:
+    """Every symbol a derive-deq or derive-layer entry may hold (checked when read back)."""
+    m = MomentSymbols.make()
+    unknowns = sp.symbols("alpha_1 alpha_2 alpha_3 alpha_4 beta_1 beta_2 beta_3")
+    prev = (sp.Symbol(f"{n}_prev", real=True) for n in ("tau", "kappa", *map(str, unknowns)))
+    return (*m.mu, m.sq, m.sq2, m.dsq, SIGMA_A2, SIGMA_B2, TAU0, *unknowns, *prev)
 
 
 def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormulas:
@@ -402,7 +411,7 @@ def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormula
 @functools.lru_cache(maxsize=4)
 def derive_layer() -> LayerFormulas:
     """Derive one explicit layer's recursion (memoised); see :func:`_derive_layer`."""
-    return cached("derive-layer", "v1", _derive_layer, LayerFormulas)
+    return cached("derive-layer", "v1", _derive_layer, LayerFormulas, symbols=_entry_symbols())
 
 
 def _derive_layer() -> LayerFormulas:

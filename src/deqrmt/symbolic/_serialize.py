@@ -8,6 +8,13 @@ rebuilt arguments; never ``eval`` or ``sympify``.  Dataclasses are rebuilt only 
 is in the registry the caller passes (by default the expected type and the dataclasses its
 field annotations name, recursively).
 
+This module is one layer of the cache's threat model (:mod:`deqrmt.symbolic._cache`: the text
+it reads is untrusted until its MAC verifies, and even then only data).  Names of symbols and
+undefined functions must be identifiers (``str.isidentifier``: letters, digits, ``_``; Greek
+letters too) of at most 64 characters, so no quote, parenthesis or newline is ever rebuilt into
+a name; and no name is ever printed into code (:mod:`deqrmt.numeric._printer` names every
+symbol itself).
+
 Encoding::
 
     None, bool, int, str      JSON as is            list   JSON array
@@ -68,6 +75,12 @@ _NAMES: dict[str, sp.Basic] = {
 _ASSUMPTIONS = frozenset(_assume_defined)
 _MAX_FLOAT_PRECISION = 4096  # bits; Float('1', precision=10**9) would allocate gigabytes
 _MAX_TEXT = 64 * 2**20  # characters of one entry
+_MAX_NAME = 64  # characters of a symbol's or function's name
+
+
+def _plain_name(name: str) -> bool:
+    """A symbol's or function's name as we write them: an identifier, not too long."""
+    return name.isidentifier() and len(name) <= _MAX_NAME
 
 
 def _takes_evaluate(cls: type) -> bool:
@@ -142,8 +155,8 @@ class _Reader:
             if len(func.args) != 1:
                 raise UnsafeEntry("Function takes one name")
             name = self._literal(func.args[0])
-            if type(name) is not str:
-                raise UnsafeEntry("Function name must be a string")
+            if type(name) is not str or not _plain_name(name):
+                raise UnsafeEntry("Function name must be a plain identifier")
             undef = sp.Function(name, **self._assumptions(func.keywords))
             if node.keywords:
                 raise UnsafeEntry("keywords in an applied function")
@@ -154,8 +167,8 @@ class _Reader:
         args = node.args
         if name in ("Symbol", "Dummy"):
             label = self._literal(args[0]) if len(args) == 1 else None
-            if type(label) is not str:
-                raise UnsafeEntry(f"{name} takes one string")
+            if type(label) is not str or not _plain_name(label):
+                raise UnsafeEntry(f"{name} takes one plain identifier")
             extra = ("dummy_index",) if name == "Dummy" else ()
             kwargs = self._assumptions(node.keywords, extra)
             return sp.Dummy(label, **kwargs) if name == "Dummy" else sp.Symbol(label, **kwargs)

@@ -467,7 +467,17 @@ def derive_sphere(order: int = 2) -> SphereFormulas:
         lambda: _derive_sphere(order),
         SphereFormulas,
         functions=(DualDerivative, NTKMapDerivative),
+        symbols=_entry_symbols(order),
+        undefined=("g",),
     )
+
+
+def _entry_symbols(order: int) -> frozenset[sp.Symbol]:
+    """Every symbol a "sphere" or "sphere-quadratic" entry may hold (checked when read back)."""
+    indexed = (f_symbol, g_symbol, h_symbol, k_symbol, m_symbol, e_symbol)
+    fixed = {RHO, DIM, S, G0, C, ALPHA, BETA, MU, M_SQ, M_DSQ, E_SQ, E_DSQ, K_AT_1, SIGMA_A2}
+    fixed |= {SIGMA_B2, _A2, _A1, _A0, _T}
+    return frozenset({s(j) for s in indexed for j in range(order + 3)} | fixed)
 
 
 # ---------------------------------------------------------------------------
@@ -631,7 +641,9 @@ def derive_quadratic() -> QuadraticFormulas:
     three matching equations are solved (they are triangular: μ fixes a2², β fixes a1², α then
     fixes a0 + a2).
     """
-    return cached("sphere-quadratic", "v1", _derive_quadratic, QuadraticFormulas)
+    return cached(
+        "sphere-quadratic", "v1", _derive_quadratic, QuadraticFormulas, symbols=_entry_symbols(2)
+    )
 
 
 #: the quadratic's unknowns, for callers that substitute numbers.

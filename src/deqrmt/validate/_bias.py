@@ -25,6 +25,7 @@ import torch
 
 from .._errors import InvalidArgument, NoConvergence
 from ..numeric._bias import BiasLimit, minimum_norm_interpolant, predicted_limit, relative_gap
+from ..numeric._printer import array_function
 from ..symbolic._bias import BiasDerivation
 
 __all__ = [
@@ -114,9 +115,9 @@ def _torch_functions(
 ) -> tuple[Callable[..., torch.Tensor], tuple[Callable[..., torch.Tensor], ...]]:
     """g and ∂g/∂θ_p as elementwise torch functions (code printed from SymPy, not user text)."""
     theta = derivation.parameters
-    g = sp.lambdify(theta, derivation.expression, modules="torch")
+    g = array_function(theta, derivation.expression, modules="torch")
     grads = tuple(
-        sp.lambdify(theta, sp.diff(derivation.expression, t), modules="torch") for t in theta
+        array_function(theta, sp.diff(derivation.expression, t), modules="torch") for t in theta
     )
     return g, grads
 
@@ -272,7 +273,7 @@ def _h_values(derivation: BiasDerivation, beta: np.ndarray) -> np.ndarray:
     subs: dict[Any, Any] = {}
     if derivation.conserved_symbol is not None:
         subs[derivation.conserved_symbol] = derivation.conserved_value
-    h = sp.lambdify(derivation.beta, derivation.h.subs(subs), modules="numpy")
+    h = array_function([derivation.beta], derivation.h.subs(subs), modules="numpy")
     with np.errstate(all="ignore"):
         return np.broadcast_to(np.asarray(h(beta), float), beta.shape)
 
