@@ -252,6 +252,17 @@ def test_check_at_an_issue_setting_reports_instead_of_crashing(cli_prefix):
     assert "internal error" not in out + err
 
 
+@pytest.mark.parametrize(("name", "k", "sigma_a2"), [("tanh", 40, "0.27"), ("erf", 57, "0.86")])
+def test_low_precision_certifies_from_an_inexact_float_root(name, k, sigma_a2):
+    """At 12 digits the Krawczyk proof used to start from the float root unchecked (trusted to
+    40 bits), which a steep φ's float map misplaces by ~1e-5: NotEnclosable, then a
+    PrecisionLoss refusal.  One Newton step now measures the start."""
+    res = deq_coefficients(_family(name, k), sigma_a2, dps=12)
+    assert res.certified
+    v = res.values["tau_star"]
+    assert v.digits == 12 and agrees(v.text, v.digits, reference_tau(name, k, sigma_a2, dps=20))
+
+
 # --- the property ------------------------------------------------------------------------------
 
 _STEEP = st.tuples(
