@@ -18,8 +18,9 @@ verbatim into the modules it writes, so generated code finds τ* exactly as the 
   ~10⁻³), so the bracket it found may not bracket at working precision.  Every bracket that
   reaches :func:`polish` is therefore checked with the h it is polished with, and where the
   float stage fails :func:`locate` finds the sign change again at working precision, walking
-  out of the scan's cell on the side its signs point to.  A root the scan bracketed is solved
-  or refused with :class:`NoBracket` / ``ArithmeticError``, never lost.
+  out of the scan's cell on the side its signs point to.  A root the scan bracketed is solved,
+  or refused with ``ArithmeticError`` when h changes sign nowhere near it; :class:`NoBracket`
+  never leaves :func:`refine`.
 """
 
 import math
