@@ -252,7 +252,9 @@ def test_check_at_an_issue_setting_reports_instead_of_crashing(cli_prefix):
     assert "internal error" not in out + err
 
 
-@pytest.mark.parametrize(("name", "k", "sigma_a2"), [("tanh", 40, "0.27"), ("erf", 57, "0.86")])
+@pytest.mark.parametrize(
+    ("name", "k", "sigma_a2"), [("tanh", 40, "0.27"), ("erf", 57, "0.86"), ("tanh", 1000, "0.2")]
+)
 def test_low_precision_certifies_from_an_inexact_float_root(name, k, sigma_a2):
     """At 12 digits the Krawczyk proof used to start from the float root unchecked (trusted to
     40 bits), which a steep φ's float map misplaces by ~1e-5: NotEnclosable, then a
