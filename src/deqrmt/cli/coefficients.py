@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._errors import InvalidArgument
+from .._errors import DeqrmtError, InvalidArgument
 from ._common import (
     add_activation,
     add_command,
@@ -15,6 +15,7 @@ from ._common import (
     add_problem,
     add_trainable,
     extra_imports,
+    flag_names,
     print_json,
     print_notes,
     print_stderr,
@@ -145,17 +146,34 @@ def _run_grid(args: argparse.Namespace, act: Any, grid: list[Any]) -> int:
         from .._io import check_directory
 
         check_directory(args.plot)  # refuse now, not after the computation
-    results = [_compute(args, act, s) for s in grid]
+    outcomes = [_outcome(args, act, s) for s in grid]
+    results = [r for r in outcomes if not isinstance(r, DeqrmtError)]
+    refused = [(s, e) for s, e in zip(grid, outcomes, strict=True) if isinstance(e, DeqrmtError)]
+    if not results:
+        raise refused[0][1]  # every point refused: the first reason, as for one σ_a²
     if args.json:
-        print_json(args, {"rows": [r.to_dict() for r in results]})
+        print_json(
+            args,
+            {
+                "rows": [r.to_dict() for r in results],
+                "refused": [
+                    {"sigma_a2": exact_text(s), "error": type(e).__name__, "message": str(e)}
+                    for s, e in refused
+                ],
+            },
+        )
     else:
         keys = [k for k in DEQ_KEYS if k != "center"]
         digits = min(args.dps, 12)  # a grid is read by eye: 12 digits (all proven) per cell
         rows = [
-            (exact_text(r.problem.sigma_a2), *(_short(r, k, digits) for k in keys)) for r in results
-        ]
+            (exact_text(s), *(("refused", *("–",) * (len(keys) - 1)) if isinstance(r, DeqrmtError)
+                              else (_short(r, k, digits) for k in keys)))
+            for s, r in zip(grid, outcomes, strict=True)
+        ]  # fmt: skip
         header = ("σ_a²", *(_DEQ_SYMBOLS[k] for k in keys))
         print(table([header, *rows], f"DEQ {act.name} against σ_a² ({digits} digits shown)"))
+        for s, e in refused:
+            print(f"note: σ_a² = {exact_text(s)} refused: {type(e).__name__}: {flag_names(str(e))}")
     if args.plot:
         from .._io import write_directory
 
@@ -174,6 +192,15 @@ def _run_grid(args: argparse.Namespace, act: Any, grid: list[Any]) -> int:
         for path in written:
             print_stderr(f"wrote {path}")
     return 0
+
+
+def _outcome(args: argparse.Namespace, act: Any, sigma_a2: Any) -> Any:
+    """One σ_a² of a range: its result, or the named error that refused it (a note, so that
+    one refused point does not end the range)."""
+    try:
+        return _compute(args, act, sigma_a2)
+    except DeqrmtError as e:
+        return e
 
 
 def _short(res: Any, key: str, digits: int) -> str:

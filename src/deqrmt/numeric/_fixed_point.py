@@ -260,7 +260,9 @@ def solve_tau(
         )
     tol = ctx.mpf(10) ** (-(ctx.dps - 2))
     try:
-        q = _refine(vm.h(mpmath.fp, 0, 15), vm.h(ctx, refine), root, ctx.mpf, tol)
+        q = _refine(
+            vm.h(mpmath.fp, 0, 15), vm.h(ctx, refine), root, ctx.mpf, tol, floor=float(problem.q0)
+        )
     except ArithmeticError:
         raise NoConvergence(
             f"τ*² did not converge at {ctx.dps} digits; ask for fewer digits (dps)."

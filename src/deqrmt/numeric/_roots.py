@@ -13,6 +13,14 @@ verbatim into the modules it writes, so generated code finds τ* exactly as the 
   whenever a step would leave the bracket or fails to halve it; its iteration budget is set
   by the precision asked for (bisection's count), not by a fixed number.  It converges for
   every contraction rate F' < 1, however close to 1.
+* :func:`refine` takes a scan's bracket to another precision.  The scan's float h can be wrong
+  by more than its cell's values (float64 moments of a steep φ such as tanh(30x) are off by
+  ~10⁻³), so the bracket it found may not bracket at working precision.  Every bracket that
+  reaches :func:`polish` is therefore checked with the h it is polished with, and where the
+  float stage fails :func:`locate` finds the sign change again at working precision, walking
+  out of the scan's cell on the side its signs point to.  A root the scan bracketed is solved,
+  or refused with ``ArithmeticError`` when h changes sign nowhere near it; :class:`NoBracket`
+  never leaves :func:`refine`.
 """
 
 import math
@@ -21,6 +29,11 @@ SCAN_RATIO = 2.0**0.5  # grid ratio in q: cells wide enough to be cheap, the cub
 SCAN_DECADES = 4  # after τ*'s root, scan on to 10^4·q* (τ up to 100·τ*)
 SCAN_CAP = 1e12  # no root below q0·10^12: the map does not contract (diverges)
 SCAN_MAX_EVALS = 600
+LOCATE_MAX_EVALS = 64  # working-precision evaluations locate() may spend outside the cell
+
+
+class NoBracket(ValueError):
+    """The interval given to :func:`polish` does not bracket a sign change of h."""
 
 
 def _hermite(a, b, ha, da, hb, db):
@@ -168,21 +181,24 @@ def scan(
     return roots, complete[0]
 
 
-def polish(h, a, b, tol):
+def polish(h, a, b, tol, *, ha=None, hb=None):
     """The root of h in [a, b] (h(a), h(b) of opposite signs) to relative tolerance ``tol``.
 
     Newton inside the bracket (Numerical Recipes' ``rtsafe``): a step that would leave the
     bracket, or that does not shrink to half the step before last, is replaced by bisection.
     At most 2·log2((b − a)/(tol·a)) + 8 evaluations: the budget comes from the precision.
+    ``ha``, ``hb``: h(a), h(b) where the caller has them already.
+
+    Raises :class:`NoBracket` (a ``ValueError``) when h(a), h(b) have the same sign.
     """
-    ha = h(a)[0]
-    hb = h(b)[0]
+    ha = h(a)[0] if ha is None else ha
+    hb = h(b)[0] if hb is None else hb
     if ha == 0:
         return a
     if hb == 0:
         return b
     if (ha > 0) == (hb > 0):
-        raise ValueError("polish: the interval does not bracket a sign change")
+        raise NoBracket("polish: the interval does not bracket a sign change")
     # bits bisection needs: int() is exact for floats and mpfs alike (a float would overflow)
     budget = 2 * max(int((b - a) / (tol * a)).bit_length(), 1) + 8
     x = a + (b - a) * ha / (ha - hb)  # secant start: inside, and near a simple root
@@ -209,11 +225,16 @@ def polish(h, a, b, tol):
 
 
 def bracket(h, q):
-    """A sign-change bracket (a, b) around an approximate root ``q`` (a == b when h(q) == 0)."""
+    """A sign-change bracket (a, b) around an approximate root ``q`` (a == b when h(q) == 0).
+
+    The bracket widens from q·10⁻¹⁰ by 8× a step while it stays inside (0, 2q); past that the
+    float root was not near a root of h (raises ``ArithmeticError``; :func:`refine` then
+    searches from the scan's cell with :func:`locate`).
+    """
     if h(q)[0] == 0:
         return q, q
     width = q * 1e-10  # float64 placed the root to ~1e-13: start just wider
-    for _ in range(40):
+    while width < q:
         a, b = q - width, q + width
         if (h(a)[0] > 0) != (h(b)[0] > 0):
             return a, b
@@ -221,9 +242,61 @@ def bracket(h, q):
     raise ArithmeticError(f"lost the fixed point near q = {float(q):.12g}")
 
 
-def refine(h_float, h, root, convert, tol):
+def locate(h, a, b, kind, *, floor=0, max_evals=LOCATE_MAX_EVALS):
+    """A sign-change bracket ``(lo, hi, h(lo), h(hi))`` of h at or next to the scan's cell [a, b].
+
+    The cell is checked with h itself (whatever its precision).  Where h has one sign at both
+    ends, the root of ``kind`` (−1: h falls through 0; +1: h rises) lies on the side those
+    signs point to: below a when h(a) already has the sign h takes above the root, else above
+    b.  The walk steps away from the cell, doubling the step (towards ``floor``, never past it:
+    q > floor), until h changes sign; each step's point becomes the next start, so the bracket
+    returned is the one nearest the cell.  ``lo == hi`` when h is exactly 0 there.
+
+    Raises ``ArithmeticError`` when no sign change is found in ``max_evals`` evaluations (or
+    h overflows on the way).
+    """
+    ha = h(a)[0]
+    if ha == 0:
+        return a, a, ha, ha
+    hb = ha if b == a else h(b)[0]
+    if hb == 0:
+        return b, b, hb, hb
+    if (ha > 0) != (hb > 0):
+        return a, b, ha, hb
+    # kind −1: h > 0 below the root, < 0 above it (kind +1 the reverse); kind 0 as −1
+    above = (ha < 0) if kind <= 0 else (ha > 0)
+    step = b - a if b > a else abs(a) * 1e-10
+    if not step > 0:
+        raise ArithmeticError(f"lost the fixed point near q = {float(a):.12g}")
+    x, hx = (a, ha) if above else (b, hb)
+    for _ in range(max_evals):
+        if above:
+            nxt = x - step
+            if not nxt > floor:
+                nxt = floor + (x - floor) / 2
+            if not nxt < x:
+                break  # no room left above the floor
+        else:
+            nxt = x + step
+        hn = h(nxt)[0]
+        if hn == 0:
+            return nxt, nxt, hn, hn
+        if (hn > 0) != (hx > 0):
+            return (nxt, x, hn, hx) if above else (x, nxt, hx, hn)
+        x, hx = nxt, hn
+        step *= 2
+    raise ArithmeticError(f"lost the fixed point near q = {float(a):.12g}")
+
+
+def refine(h_float, h, root, convert, tol, *, floor=0):
     """The root ``scan`` bracketed as ``root``, polished in float, then re-bracketed and
     polished with ``h`` (another precision; ``convert`` maps a float into its numbers).
+
+    The float stage is a shortcut: where float h disagrees with the scan's bracket (it may,
+    when float moments are inexact) or its root is not near h's, the scan's cell is searched
+    again with h itself (:func:`locate`, no lower than ``floor``, e.g. q0 = σ_b²τ0² where
+    h > 0 below) and polished there.  Every bracket polished is checked with the h it is
+    polished with.
 
     A bracket with a == b is a grid point where h was exactly 0 in float: a simple root there
     (kind ±1) is used as the start; a touching root (kind 0, F' = 1) is refused.
@@ -231,6 +304,11 @@ def refine(h_float, h, root, convert, tol):
     a, b, kind = root
     if a == b and kind == 0:
         raise ValueError("a double root (F' = 1): not attracting")
-    q = a if a == b else polish(h_float, a, b, 1e-13)
-    lo, hi = bracket(h, convert(q))
-    return lo if lo == hi else polish(h, lo, hi, tol)
+    try:
+        q = a if a == b else polish(h_float, a, b, 1e-13)
+        lo, hi = bracket(h, convert(q))
+        hlo = hhi = None
+    except (NoBracket, ArithmeticError):
+        # float and h disagree about the scan's cell: find the sign change with h itself
+        lo, hi, hlo, hhi = locate(h, convert(a), convert(b), kind, floor=convert(floor))
+    return lo if lo == hi else polish(h, lo, hi, tol, ha=hlo, hb=hhi)

@@ -10,6 +10,11 @@ from the one root finder (``_roots.scan`` and ``_roots.polish``) on the derived 
 with these float64 moments; the coefficient formulas are the same derived expressions as the
 mpmath path, compiled against a numpy "context".  Accuracy ~1e-12 relative; use
 :func:`deq_coefficients` when digits matter.
+
+Bounded work: the grid's size grows with τ (panels of width 1/4 out to 9τ), so it is capped at
+τ ≤ :data:`MAX_SPAN`/1.5 (~1.8·10⁶ nodes, ~14 MB an array), and moments for many τ are summed in
+blocks of at most :data:`BLOCK` products.  The scan for a σ_a² whose variance iteration has no
+fixed point ends where τ leaves the grid (ContractionError), never by memory.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
-from .._errors import ContractionError
+from .._errors import BudgetExceeded, ContractionError
 from ..symbolic import Activation, X, get_activation
 from ._coefficients import _FORMULA_KEYS, DEQ_KEYS, _deq_function
 from ._fixed_point import center_moments, map_from_moments
@@ -33,6 +38,16 @@ from ._problem import DEQProblem
 from ._roots import polish, scan
 
 __all__ = ["deq_coefficients_sweep"]
+
+#: the grid's largest scale (a power of two): τ ≤ 2¹⁰/1.5 ≈ 683, ~1.8·10⁶ nodes (~14 MB an array)
+MAX_SPAN = 2.0**10
+#: products (τ values × grid nodes) summed at once: ~32 MB a temporary array
+BLOCK = 2**22
+
+
+class _BeyondGrid(OverflowError):
+    """τ is beyond the float grid's budget (an OverflowError: the scan stops there)."""
+
 
 _NP_CTX = types.SimpleNamespace(
     mpf=float, sqrt=np.sqrt, exp=np.exp, log=np.log, pi=math.pi, zero=0.0, one=1.0
@@ -50,10 +65,15 @@ _NP_FUNCS = {"erf": _vectorize(math.erf), "erfc": _vectorize(math.erfc)}
 
 def _span(tau: float) -> float:
     """Grid half-width scale: a power of two above 1.5·τ, so nearby τ share one grid."""
-    return float(2 ** math.ceil(math.log2(tau * 1.5)))
+    span = float(2 ** math.ceil(math.log2(tau * 1.5)))
+    if not span <= MAX_SPAN:
+        raise _BeyondGrid(
+            f"τ = {tau:.6g} is beyond the float sweep's grid (τ ≤ {MAX_SPAN / 1.5:g})"
+        )
+    return span
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=16)
 def _grid(
     act: Activation, tau_max: float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -84,6 +104,21 @@ def _grid(
     return x, w, phi, dphi
 
 
+def _moments_at(act: Activation, tau: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+    """:func:`_moments` for every τ, each on its own scale's grid, in blocks of ≤ BLOCK products."""
+    spans = np.array([_span(float(t)) for t in tau])
+    out = {k: np.empty_like(tau) for k in ("phi", "d1", "d2", "sq", "sq2", "dsq")}
+    for span in np.unique(spans):
+        grid = _grid(act, float(span))
+        idx = np.flatnonzero(spans == span)
+        step = max(1, BLOCK // len(grid[0]))
+        for i in range(0, len(idx), step):
+            part = idx[i : i + step]
+            for k, v in _moments(grid, tau[part]).items():
+                out[k][part] = v
+    return out
+
+
 def _moments(grid: tuple[Any, ...], tau: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
     x, w, phi, dphi = grid
     xi = x[None, :] / tau[:, None]
@@ -108,7 +143,9 @@ def deq_coefficients_sweep(
     """All DEQ coefficients (keys as :data:`DEQ_KEYS`) for each σ_a² in an array, float64.
 
     σ_b² defaults to 1 − σ_a².  Raises :class:`ContractionError` listing the σ_a² values for
-    which the DEQ's iteration has no attracting fixed point.
+    which the DEQ's iteration has no attracting fixed point (none with τ within the float
+    grid's range, τ ≲ 683), and :class:`BudgetExceeded` when σ_b²τ0² itself is beyond that
+    range.  Memory and time are bounded by the grid's cap (see the module docstring).
     """
     act = get_activation(activation)
     sa2 = np.atleast_1d(np.asarray(sigma_a2, dtype=np.float64))
@@ -132,14 +169,23 @@ def deq_coefficients_sweep(
             f, df, _ = map_from_moments(problem, _NP_CTX, m)
             return f - qq, df - 1
 
-        roots, _ = scan(h, float(problem.q0), decades=0)  # τ* only: stop at the first root
+        q0 = float(problem.q0)
+        try:
+            # τ* only (decades=0: stop at the first root); the grid's cap ends the scan
+            # (an OverflowError, so complete=False) where τ outgrows it
+            roots, _ = scan(h, q0, decades=0)
+        except _BeyondGrid:
+            raise BudgetExceeded(
+                f"σ_b²τ0² = {q0:.6g} is beyond the float sweep's grid (τ ≤ {MAX_SPAN / 1.5:g}); "
+                "use deq_coefficients for this setting, or a smaller tau0."
+            ) from None
         if not roots or roots[0][0] == roots[0][1]:
             bad[i] = True
-            q[i] = float(problem.q0)
+            q[i] = q0
             continue
         q[i] = polish(h, roots[0][0], roots[0][1], 1e-14)
     tau = np.sqrt(q)
-    m = _moments(_grid(act, _span(float(tau.max()))), tau)
+    m = _moments_at(act, tau)
     cm, c = center_moments(_NP_CTX, m)
     bad |= (np.abs(sa2 * cm["sq2"] / 2) >= 1) | (sa2 * cm["dsq"] >= 1)
     if bad.any():
