@@ -83,14 +83,19 @@ def number_grid(value: Any, name: str) -> list[sp.Rational]:
 
     The count is ASCII digits from 1 to :data:`MAX_GRID`; a list has 1 to MAX_GRID values.
     """
+
+    # each item is named as the whole argument (``sigma_a2='abc'``): the command line turns
+    # that into its flag, a sweep spec into its key
+    def item(v: Any, _: str) -> Fraction:
+        return _arguments.number(v, name)
+
     if isinstance(value, str) and ":" in value:
         points = _arguments.number_range(value, name, MAX_GRID)
     elif isinstance(value, str) and "," in value:
-        # each item is named as the whole argument: the command line turns that into its flag
         items = [t for t in value.split(",") if t.strip()]
-        points = _arguments.sequence(
-            items, name, "numbers", hi=MAX_GRID, item=lambda v, _: _arguments.number(v, name)
-        )
+        points = _arguments.sequence(items, name, "numbers", hi=MAX_GRID, item=item)
+    elif isinstance(value, list | tuple):
+        points = _arguments.sequence(value, name, "numbers", hi=MAX_GRID, item=item)
     else:
         points = _arguments.real_sequence(value, name, hi=MAX_GRID)
     return [sp.Rational(f.numerator, f.denominator) for f in points]

@@ -28,7 +28,7 @@ from .._errors import ContractionError
 from ..symbolic import Activation, X, get_activation
 from ._coefficients import _FORMULA_KEYS, DEQ_KEYS, _deq_function
 from ._fixed_point import center_moments, map_from_moments
-from ._problem import DEQProblem, sweep_arguments
+from ._problem import DEQProblem
 from ._roots import polish, scan
 
 __all__ = ["deq_coefficients_sweep"]
@@ -109,6 +109,8 @@ def deq_coefficients_sweep(
     σ_b² defaults to 1 − σ_a².  Raises :class:`ContractionError` listing the σ_a² values for
     which the DEQ's iteration has no attracting fixed point.
     """
+    from ._problem import sweep_arguments  # the boundary check (deqrmt._arguments)
+
     act = get_activation(activation)
     sigma_a2, sigma_b2 = sweep_arguments(sigma_a2, sigma_b2)  # checked, as floats
     sa2 = np.atleast_1d(np.asarray(sigma_a2, dtype=np.float64))

@@ -447,7 +447,9 @@ def moment_set(
 
 
 @functools.lru_cache(maxsize=64)
-def _moment_set(act: Activation, names: tuple[str, ...], effort: bool) -> MomentSet:
+def _moment_set(
+    act: Activation, names: tuple[str, ...] = tuple(MOMENTS), effort: bool = True
+) -> MomentSet:
 
     def build() -> dict[str, tuple[sp.Expr | None, bool]]:
         out: dict[str, tuple[sp.Expr | None, bool]] = {}

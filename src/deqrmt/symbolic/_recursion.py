@@ -337,10 +337,6 @@ def _derive_deq_memo(
     )
 
 
-# the derivation without the in-memory memo (through the disk cache), as before the check
-derive_deq.__wrapped__ = _derive_deq_memo.__wrapped__  # type: ignore[attr-defined]
-
-
 def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormulas:
     r"""Derive τ*, γ*, α*₁..₄, β*₁..₃, κ* for f(x) = aᵀz*, z = φ(σ_a A z + σ_b B x)/√m.
 
@@ -471,3 +467,8 @@ def _derive_layer() -> LayerFormulas:
         beta=beta,
         kappa_sq=tau_sq + prev["kappa"] ** 2 * d_ii0,
     )
+
+
+# derive_deq.__wrapped__: the derivation without the in-memory memo (through the disk cache),
+# as it was before derive_deq checked its arguments in front of the memo
+derive_deq.__wrapped__ = _derive_deq_memo.__wrapped__  # type: ignore[attr-defined]
