@@ -45,7 +45,9 @@ except ImportError as e:  # pragma: no cover - exercised only without hypothesis
 import mpmath
 import sympy as sp
 
+from . import _arguments
 from ._errors import ActivationError, DeqrmtError, InvalidArgument
+from ._text import escape_controls
 from .numeric._check import (
     CONSISTENCY_CHECKS,
     FAIL,
@@ -146,6 +148,10 @@ def _parsed(text: str) -> Activation | None:
     return act
 
 
+#: most c·f terms an :func:`activations` draw may have (more exceed the parser's budgets)
+MAX_TERMS = 4
+
+
 def activations(
     *, kinds: Sequence[str] = _KINDS, cheap: bool = True, max_terms: int = 2
 ) -> st.SearchStrategy[Activation]:
@@ -168,11 +174,15 @@ def activations(
       >>> activations().example().expr.free_symbols      # doctest: +SKIP
       {x}
     """
-    bad = sorted(set(kinds) - set(_KINDS))
-    if bad or not kinds:
-        raise InvalidArgument(f"kinds={list(kinds)!r}: choose a non-empty subset of {_KINDS}.")
-    if not isinstance(max_terms, int) or max_terms < 1:
-        raise InvalidArgument(f"max_terms={max_terms!r}: expected an integer ≥ 1.")
+    kinds = _arguments.sequence(
+        kinds,
+        "kinds",
+        "kinds of activation",
+        hi=len(_KINDS) * 4,
+        item=lambda v, name: _arguments.choice(v, name, _KINDS),
+    )
+    cheap = _arguments.boolean(cheap, "cheap")
+    max_terms = _arguments.integer(max_terms, "max_terms", 1, MAX_TERMS)
     families: dict[str, list[tuple[str, ...]]] = {
         "smooth": [_TRIG, _BUMP] + ([_QUADRATURE] if not cheap else []),
         "kinked": [_KINKED],
@@ -200,6 +210,7 @@ def library_activations(*, lipschitz: bool = True) -> st.SearchStrategy[Activati
     """Library activations, the parametrised ones (leaky_relu, hard_tanh, elu) with random
     exact parameters.  ``lipschitz=False`` adds ``quadratic`` (outside Assumption 1, but with an
     attracting fixed point at small σ_a²); ``sign`` and ``polynomial`` are never drawn."""
+    lipschitz = _arguments.boolean(lipschitz, "lipschitz")
     plain = sorted(
         n
         for n in LIBRARY
@@ -230,17 +241,24 @@ def library_activations(*, lipschitz: bool = True) -> st.SearchStrategy[Activati
 _TAUS = tuple(0.1 * 30 ** (k / 15) for k in range(16))
 
 
-@functools.lru_cache(maxsize=1024)
-def sigma_a2_cap(activation: Activation, *, assumption: bool = False) -> Fraction:
+def sigma_a2_cap(activation: str | Activation, *, assumption: bool = False) -> Fraction:
     """The largest σ_a² :func:`settings` draws for ``activation`` (90% of the sampled bound).
 
     The contraction the proofs use needs σ_a² E[(φ_c²)''(τ*ξ)]/2 < 1 and σ_a² E[φ'(τ*ξ)²] < 1;
     both are sampled on τ ∈ [0.1, 3], which contains τ* for every setting drawn.  With
     ``assumption`` σ_a² < 1/(4L₁²) (Assumption 1, L₁ bounded rigorously) is required too.
 
+    ``activation`` is an Activation, a library name or an expression in x (as for
+    :func:`settings`).
+
     Raises:
       ActivationError: φ is discontinuous (no NTK), or L₁ is unbounded with ``assumption``.
     """
+    return _sigma_a2_cap(get_activation(activation), _arguments.boolean(assumption, "assumption"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _sigma_a2_cap(activation: Activation, assumption: bool) -> Fraction:
     ev = evaluator_for(activation)
     fp = mpmath.fp
     curv, dsq = 0.0, 0.0
@@ -258,13 +276,15 @@ def sigma_a2_cap(activation: Activation, *, assumption: bool = False) -> Fractio
         bound = lipschitz_bound(activation, rtol=0.05)
         if not bound.finite:
             raise ActivationError(
-                f"{activation.name}: L₁ is {bound.text()} ({bound.reason}); no σ_a² satisfies "
+                f"{escape_controls(activation.name, keep='')}: L₁ is {bound.text()} ({bound.reason}); no σ_a² satisfies "
                 "Assumption 1."
             )
         caps.append(1 / (4 * float(bound.upper) ** 2))
     cap = Decimal(0.9 * min(caps)).quantize(Decimal("0.0001"), rounding=ROUND_FLOOR)
     if cap <= 0:
-        raise ActivationError(f"{activation.name}: no σ_a² ≥ 1e-4 contracts.")
+        raise ActivationError(
+            f"{escape_controls(activation.name, keep='')}: no σ_a² ≥ 1e-4 contracts."
+        )
     return Fraction(cap)
 
 
@@ -277,7 +297,7 @@ def settings(
     Assumption 1's σ_a² < 1/(4L₁²) as well).
     """
     act = get_activation(activation)
-    cap = sigma_a2_cap(act, assumption=assumption)
+    cap = sigma_a2_cap(act, assumption=_arguments.boolean(assumption, "assumption"))
 
     def sigma_a2(k: int) -> str:
         v = (Decimal(cap.numerator) / cap.denominator * k / 20).quantize(
@@ -299,6 +319,11 @@ def settings(
 
 
 def _problem(activation: str | Activation, setting: Setting) -> DEQProblem:
+    if not isinstance(setting, Setting):
+        raise InvalidArgument(
+            f"setting={_arguments.show(setting)}: expected a deqrmt.testing.Setting (drawn from "
+            "settings(act), or Setting('0.2', '0.8', '1')), got " + type(setting).__name__ + "."
+        )
     return DEQProblem.make(
         get_activation(activation), setting.sigma_a2, setting.sigma_b2, setting.tau0, 30
     )
@@ -308,6 +333,13 @@ def consistency_items_for(
     activation: str | Activation, setting: Setting, *, checks: Sequence[str] = CONSISTENCY_CHECKS
 ) -> list[CheckItem]:
     """The consistency items of ``deqrmt check`` for this activation and setting."""
+    checks = _arguments.sequence(
+        checks,
+        "checks",
+        "consistency checks",
+        hi=len(CONSISTENCY_CHECKS) * 4,
+        item=lambda v, name: _arguments.choice(v, name, CONSISTENCY_CHECKS),
+    )
     return consistency_items(_problem(activation, setting), checks)
 
 
@@ -317,8 +349,10 @@ def _raise(items: Sequence[CheckItem], what: str, activation: Any, setting: Sett
         act = get_activation(activation)
         lines = "\n  ".join(item.line() for item in failed)
         raise AssertionError(
-            f"{what} fails for φ(x) = {act.expr} at sigma_a2={setting.sigma_a2}, "
-            f"sigma_b2={setting.sigma_b2}, tau0={setting.tau0}:\n  {lines}"
+            escape_controls(
+                f"{what} fails for φ(x) = {act.expr} at sigma_a2={setting.sigma_a2}, "
+                f"sigma_b2={setting.sigma_b2}, tau0={setting.tau0}:\n  {lines}"
+            )  # keeps the newlines: one failed item a line
         )
 
 

@@ -47,6 +47,7 @@ import sympy as sp
 from mpmath.ctx_iv import MPIntervalContext
 from mpmath.libmp import from_man_exp
 
+from .. import _arguments
 from .._errors import (
     ActivationError,
     CenteringError,
@@ -57,6 +58,7 @@ from .._errors import (
     NoConvergence,
     PrecisionLoss,
 )
+from .._text import escape_controls
 from ..symbolic import Activation, X, get_activation
 from ..symbolic._effort import bounded
 from ._coefficients import DEQCoefficients, deq_coefficients, explicit_coefficients
@@ -140,7 +142,8 @@ class CheckItem:
     def line(self) -> str:
         nums = ", ".join(f"{k} = {v}" for k, v in self.numbers.items())
         head = f"{self.status:<4}  {self.title}"
-        return f"{head}: {nums} — {self.explanation}" if nums else f"{head} — {self.explanation}"
+        line = f"{head}: {nums} — {self.explanation}" if nums else f"{head} — {self.explanation}"
+        return escape_controls(line, keep="")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -200,7 +203,9 @@ class CheckReport(ProblemFields):
             out += ["  " + item.line() for item in self.items if item.group == group]
         n_fail = len(self.failures())
         out.append("all applicable checks pass" if not n_fail else f"{n_fail} check(s) FAIL")
-        return out
+        # user text (the activation's name, an engine message quoting it) as repr(str) shows
+        # control and bidi characters: printing a report cannot drive the terminal
+        return [escape_controls(line, keep="") for line in out]
 
     def to_dict(self) -> dict[str, Any]:
         # The inputs as the problem record writes them; the report has always carried only
@@ -694,7 +699,10 @@ def _sup_abs(
     return best, -heap[0][0], evals
 
 
-@functools.lru_cache(maxsize=256)
+#: largest ``radius`` and ``budget`` :func:`lipschitz_bound` accepts (work grows with both)
+MAX_LIPSCHITZ_RADIUS, MAX_LIPSCHITZ_BUDGET = 10**4, 10**6
+
+
 def lipschitz_bound(
     activation: str | Activation, *, radius: int = 16, rtol: float = 1e-3, budget: int = 4000
 ) -> LipschitzBound:
@@ -713,6 +721,16 @@ def lipschitz_bound(
       'unbounded'
     """
     act = get_activation(activation)
+    radius = _arguments.integer(radius, "radius", 1, MAX_LIPSCHITZ_RADIUS)
+    tol = _arguments.number(rtol, "rtol")
+    if not 0 < tol < 1:
+        raise InvalidArgument(f"rtol={_arguments.show(rtol)}: choose a tolerance in (0, 1).")
+    budget = _arguments.integer(budget, "budget", 1, MAX_LIPSCHITZ_BUDGET)
+    return _lipschitz_bound(act, radius, float(tol), budget)
+
+
+@functools.lru_cache(maxsize=256)
+def _lipschitz_bound(act: Activation, radius: int, rtol: float, budget: int) -> LipschitzBound:
     if not act.is_continuous:
         jumps = []
         for left, right in zip(act.pieces[:-1], act.pieces[1:], strict=True):
@@ -1422,6 +1440,8 @@ def check_activation(
       >>> report.passed, report["stein"].status        # doctest: +SKIP
       (True, 'N/A')
     """
+    mc = _arguments.boolean(mc, "mc")
+    _arguments.choice(device, "device", ("auto", "cpu", "cuda"))
     problem = DEQProblem.make(activation, sigma_a2, sigma_b2, tau0, DPS_PAIR[0])
     solved = _solve(problem)
     items = _assumption_items(problem, solved)

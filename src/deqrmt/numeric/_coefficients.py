@@ -20,13 +20,13 @@ from typing import Any
 import mpmath
 import sympy as sp
 
+from .. import _arguments
 from .._errors import (
-    BudgetExceeded,
     CenteringError,
     ContractionError,
-    InvalidArgument,
     PrecisionLoss,
 )
+from .._text import escape_controls
 from ..symbolic import (
     SIGMA_A2,
     SIGMA_B2,
@@ -167,13 +167,17 @@ class DEQCoefficients(ProblemFields):
     center = _verified_property("center")
 
     def __getitem__(self, key: str) -> Verified:
+        if not isinstance(key, str):
+            raise KeyError(f"{_arguments.show(key)}: a key is a name such as 'alpha_1'")
         if key in self.values:
             return self.values[key]
         if key in self.moments:
             return self.moments[key]
         if key in NTK_KEYS:
             raise ContractionError(f"{key}: {self.notes[0]}")
-        raise KeyError(f"{key!r}: not a coefficient; choose one of {', '.join(DEQ_KEYS)}")
+        raise KeyError(
+            f"{_arguments.show(key)}: not a coefficient; choose one of {', '.join(DEQ_KEYS)}"
+        )
 
     @property
     def dps(self) -> int:
@@ -220,7 +224,8 @@ class DEQCoefficients(ProblemFields):
     def _setting(self) -> str:
         p = self.problem
         return (
-            f"{p.activation.name}: σ_a² = {p.sigma_a2}, σ_b² = {p.sigma_b2}, τ0 = {p.tau0}, "
+            f"{_shown(p.activation.name)}: σ_a² = {p.sigma_a2}, σ_b² = {p.sigma_b2}, "
+            f"τ0 = {p.tau0}, "
             f"NTK over ({', '.join(p.trainable)}), "
             + ("φ centered at τ*" if p.center else "φ as given (E[φ(τ*ξ)] = 0)")
         )
@@ -228,7 +233,7 @@ class DEQCoefficients(ProblemFields):
     def __repr__(self) -> str:
         rows = [f"DEQCoefficients({self._setting()}; {self.dps} digits)"]
         rows += [f"  {k:<11} {self.values[k].text}" for k in DEQ_KEYS if k in self.values]
-        rows += [f"  note: {n}" for n in self.notes]
+        rows += [f"  note: {_shown(n)}" for n in self.notes]
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
@@ -239,7 +244,7 @@ class DEQCoefficients(ProblemFields):
             for k in DEQ_KEYS
             if k in self.values
         )
-        notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
+        notes = "".join(f"<p>{html.escape(_shown(n))}</p>" for n in self.notes)
         return (
             f"<p><b>DEQ coefficients</b> — {html.escape(self._setting())}</p>"
             "<table><tr><th>symbol</th><th>key</th><th>verified value</th><th>digits</th></tr>"
@@ -251,6 +256,13 @@ class DEQCoefficients(ProblemFields):
             f"{SYMBOLS[k][1]} &= {self.values[k].text}" for k in DEQ_KEYS if k in self.values
         )
         return f"$$\\begin{{aligned}}\n{rows}\n\\end{{aligned}}$$"
+
+
+def _shown(text: str) -> str:
+    """User text (an activation's name) as a repr or table shows it: control and bidi
+    characters escaped the way ``repr(str)`` does (``\\x1b``, ``\\u202e``), so printing a
+    result cannot drive or reorder the terminal."""
+    return escape_controls(text, keep="")
 
 
 def _ctx(dps: int) -> Any:
@@ -359,6 +371,7 @@ def deq_coefficients(
     Example:
       >>> deq_coefficients("relu", dps=12)["alpha_1"]   # doctest: +SKIP
     """
+    certify = _arguments.boolean(certify, "certify")
     problem = (
         activation
         if isinstance(activation, DEQProblem)
@@ -447,7 +460,7 @@ def _explicit_run(
         cm, zeros, c = moments_at(act, center, ctx, prev["tau_prev"], refine)
         if not center and "phi" not in zeros:
             raise CenteringError(
-                f"center=False: layer {l} ({act.name}) has E[σ(τ̃ξ)] = {ctx.nstr(cm['phi'], 12)} "
+                f"center=False: layer {l} ({_shown(act.name)}) has E[σ(τ̃ξ)] = {ctx.nstr(cm['phi'], 12)} "
                 "≠ 0 at its input scale; Theorem 3 assumes centered activations. Use center=True."
             )
         vals = fn(ctx, *(dict(cm, **prev)[n] for n in arg_names))
@@ -472,14 +485,19 @@ def explicit_coefficients(
     (β̃, κ̃) is over every layer's weights, or over all but W_1 with
     ``input_layer_trainable=False`` (Θ^{(0)} = 0 instead of XᵀX).
     """
-    if not activations:
-        raise InvalidArgument("explicit network needs at least one activation.")
-    if len(activations) > MAX_LAYERS:
-        raise BudgetExceeded(
-            f"activations: {len(activations)} layers; at most {MAX_LAYERS} (docs/limits.md)."
+    acts = tuple(
+        _arguments.sequence(
+            activations,
+            "activations",
+            "layers (an activation each)",
+            hi=MAX_LAYERS,
+            item=get_activation,
         )
-    acts = tuple(get_activation(a) for a in activations)
+    )
     t0 = in_range("tau0", exact_number(tau0, "tau0"))
+    center = _arguments.boolean(center, "center")
+    input_layer_trainable = _arguments.boolean(input_layer_trainable, "input_layer_trainable")
+    check_dps(dps)  # the type and the general cap first: a huge dps costs no moment set
     dps = max(check_dps(dps, a) for a in acts)
     work = _explicit_run(acts, t0, dps + _GUARD_WORK, 0, center, input_layer_trainable)
     check = _explicit_run(acts, t0, dps + _GUARD_CHECK, 1, center, input_layer_trainable)

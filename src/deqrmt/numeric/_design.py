@@ -35,6 +35,7 @@ from typing import Any
 import mpmath
 import sympy as sp
 
+from .. import _arguments
 from .._errors import BudgetExceeded, InvalidArgument, NoConvergence
 from ..symbolic import TAU, X
 from ..symbolic._family import FAMILY_MOMENTS, Family, get_family
@@ -515,6 +516,14 @@ def design_enn(
       >>> d.symmetries, len(d.solutions)  # doctest: +SKIP
       (('a → -a (φ → -φ)',), 1)
     """
+    # the boundary check (deqrmt._arguments): types and budgets before any work
+    _arguments.text(family, "family", "a family name or expression, e.g. 'a*tanh(b*x)'")
+    _arguments.choice(kernel, "kernel", ("ck", "ntk"))
+    if layers is not None:
+        _arguments.integer(layers, "layers", 1, MAX_LAYERS)
+    _arguments.integer(starts, "starts", 1, MAX_STARTS)
+    seed = _arguments.seed(seed)
+    _arguments.optional_callable(progress, "progress")
     if kernel not in ("ck", "ntk"):
         raise InvalidArgument(f"kernel={kernel!r}: choose 'ck' or 'ntk'.")
     if isinstance(layers, bool) or not (layers is None or isinstance(layers, int)):

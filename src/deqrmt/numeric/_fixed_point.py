@@ -24,7 +24,7 @@ from ._arb import to_arb, workprec
 from ._enclose import linear_envelope
 from ._moments import MomentValue, evaluator_for
 from ._printer import compile_function
-from ._problem import DEQProblem
+from ._problem import DEQProblem, check_problem
 from ._roots import SCAN_DECADES, scan
 from ._roots import refine as _refine
 
@@ -239,7 +239,7 @@ def _scan(problem: DEQProblem) -> FixedPointScan:
 def scan_fixed_points(problem: DEQProblem) -> FixedPointScan:
     """Every fixed point of F in [σ_b²τ0², 10⁴·q*], or on the whole half-line where
     :func:`root_free_above` bounds the search (float brackets; memoised per setting)."""
-    return _scan(_setting_key(problem))
+    return _scan(_setting_key(check_problem(problem)))
 
 
 def solve_tau(
@@ -250,7 +250,7 @@ def solve_tau(
     The float bracket from the scan is polished in float64 first, then re-bracketed and
     polished in ``ctx``: a handful of high-precision evaluations.
     """
-    vm = variance_map(problem)
+    vm = variance_map(check_problem(problem))
     a, b, kind = root = scan_fixed_points(problem).star if root is None else root
     if a == b and kind == 0:
         # h touches 0 without crossing: F' = 1, a neutral point the iteration creeps to

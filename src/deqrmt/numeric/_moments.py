@@ -15,7 +15,8 @@ from typing import Any
 
 import sympy as sp
 
-from .._errors import ActivationError, PrecisionLoss
+from .._arguments import show
+from .._errors import ActivationError, InvalidArgument, PrecisionLoss
 from ..symbolic import TAU, XI, Activation, MomentSet, X, moment_set
 from ..symbolic._expectation import MOMENTS
 from ._printer import compile_function
@@ -207,7 +208,16 @@ def _kind_of(name: str) -> str:
     return "phi"
 
 
-@functools.lru_cache(maxsize=64)
 def evaluator_for(act: Activation) -> MomentEvaluator:
-    """The (cached) evaluator of every moment of ``act``."""
+    """The (cached) evaluator of every moment of ``act`` (an :class:`Activation`)."""
+    if not isinstance(act, Activation):
+        raise InvalidArgument(
+            f"act={show(act)}: expected an Activation (deqrmt.symbolic.get_activation('tanh')), "
+            f"got {type(act).__name__}."
+        )
+    return _evaluator_for(act)
+
+
+@functools.lru_cache(maxsize=64)
+def _evaluator_for(act: Activation) -> MomentEvaluator:
     return MomentEvaluator(moment_set(act))

@@ -12,24 +12,25 @@ not the binary double 0.2000000000000000111…), which is what a notebook user t
 from __future__ import annotations
 
 import dataclasses
-import decimal
-import numbers
-import re
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
 import sympy as sp
 
+from .. import _arguments
 from .._errors import BudgetExceeded, InvalidArgument, UnknownTrainable
 from ..symbolic import Activation, get_activation
 
 __all__ = [
     "DEQProblem",
+    "MAX_SWEEP",
     "ProblemFields",
+    "check_problem",
     "exact_number",
     "exact_text",
     "number_grid",
+    "sweep_arguments",
     "parse_trainable",
     "dps_limit",
     "RANGES",
@@ -55,64 +56,21 @@ MAX_LAYERS = 8
 MAX_DPS_CLOSED = 1000
 MAX_DPS_QUADRATURE = 150
 TRAINABLE_NAMES = ("a", "A", "B")
-_DECIMAL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_FRACTION = re.compile(r"^[+-]?\d+\s*/\s*[+-]?\d+$")
-_MAX_DIGITS = 60
-_MAX_EXPONENT = 100
 
 
 def exact_number(value: Any, name: str) -> sp.Rational:
-    """An exact Rational from int, float, str, Fraction, Decimal, numpy scalar or Rational.
+    """An exact Rational from int, float, str, Fraction, Decimal, numpy, mpmath or SymPy reals.
 
-    Strings are decimals (``"0.2"``, ``"1e-3"``) or fractions (``"1/5"``); a float is read as
-    its shortest repr.  Sizes are checked on the text before any big integer is built, so
-    ``"1e999999999"`` is refused at once instead of materialising 10^999999999.
+    Strings are decimals (``"0.2"``, ``"1e-3"``) or fractions (``"1/5"``) in ASCII digits; a
+    float is read as its shortest repr.  Sizes are checked on the text or the bit length
+    before any big integer is built, so ``"1e999999999"`` and ``10**5000`` are refused at once
+    (:func:`deqrmt._arguments.number` has the rules).
     """
-    if isinstance(value, bool):
-        raise InvalidArgument(f"{name}={value!r}: expected a number, got a bool.")
-    if isinstance(value, sp.Rational):
+    if isinstance(value, sp.Rational):  # the common internal case: already exact
+        _arguments.number(value, name)  # the same size budget
         return value
-    if isinstance(value, sp.Float):
-        value = str(value)
-    if isinstance(value, numbers.Integral):  # int, numpy integers
-        value = str(int(value))
-    elif isinstance(value, Fraction):
-        value = f"{value.numerator}/{value.denominator}"
-    elif isinstance(value, decimal.Decimal):
-        if not value.is_finite():
-            raise InvalidArgument(f"{name}={value!r} is not finite.")
-        value = str(value)
-    elif isinstance(value, numbers.Real):  # float, numpy floating
-        f = float(value)
-        if f != f or f in (float("inf"), float("-inf")):
-            raise InvalidArgument(f"{name}={value!r} is not finite.")
-        # str is the shortest repr in the value's own precision (np.float32(0.8) → '0.8')
-        value = str(value) if _DECIMAL.match(str(value)) else repr(f)
-    if not isinstance(value, str):
-        raise InvalidArgument(
-            f"{name}={value!r}: expected a number (int, float, decimal string like '0.2', "
-            f"fraction like '1/5'), got {type(value).__name__}."
-        )
-    text = value.strip()
-    digits = sum(ch.isdigit() for ch in text)
-    m = _DECIMAL.match(text)
-    if m and m.group(2) and abs(int(m.group(2)[1:])) > _MAX_EXPONENT:
-        raise InvalidArgument(
-            f"{name}={value!r}: exponent beyond ±{_MAX_EXPONENT}; the accepted range is "
-            f"{_range_text(name)}."
-        )
-    if (m or _FRACTION.match(text)) and digits > _MAX_DIGITS:
-        raise InvalidArgument(f"{name}={value!r}: more than {_MAX_DIGITS} digits.")
-    try:
-        if m:
-            return sp.Rational(Fraction(text))
-        if _FRACTION.match(text):
-            num, den = (int(t) for t in text.split("/"))
-            if den != 0:
-                return sp.Rational(num, den)
-    except (ValueError, ZeroDivisionError):
-        pass
-    raise InvalidArgument(f"{name}={value!r}: expected a decimal like 0.2 or a fraction like 1/5.")
+    f = _arguments.number(value, name)
+    return sp.Rational(f.numerator, f.denominator)
 
 
 #: points a command-line range or list may have (each is one full computation)
@@ -121,27 +79,48 @@ MAX_GRID = 200
 
 def number_grid(value: Any, name: str) -> list[sp.Rational]:
     """Exact numbers from ``"start:stop:count"`` (count points, both ends included), a comma
-    list ``"0.1,0.2"``, a Python list, or one number; each read by :func:`exact_number`."""
-    if isinstance(value, str) and value.count(":") == 2:
-        a, b, c = (t.strip() for t in value.split(":"))
-        start, stop = exact_number(a, name), exact_number(b, name)
-        if not c.isdigit() or not 1 <= int(c) <= MAX_GRID:
-            raise InvalidArgument(
-                f"{name}={value!r}: the count in start:stop:count must be an integer from 1 to "
-                f"{MAX_GRID}."
-            )
-        count = int(c)
-        if count > 1 and stop <= start:
-            raise InvalidArgument(f"{name}={value!r}: a range needs start < stop.")
-        if count == 1:
-            return [start]
-        return [start + i * (stop - start) / (count - 1) for i in range(count)]
-    if isinstance(value, str) and "," in value:
-        value = [t for t in value.split(",") if t.strip()]
-    items = list(value) if isinstance(value, list | tuple) else [value]
-    if not items or len(items) > MAX_GRID:
-        raise InvalidArgument(f"{name}={value!r}: give 1 to {MAX_GRID} values.")
-    return [exact_number(v, name) for v in items]
+    list ``"0.1,0.2"``, a Python list, or one number; each read by :func:`exact_number`.
+
+    The count is ASCII digits from 1 to :data:`MAX_GRID`; a list has 1 to MAX_GRID values.
+    """
+
+    # each item is named as the whole argument (``sigma_a2='abc'``): the command line turns
+    # that into its flag, a sweep spec into its key
+    def item(v: Any, _: str) -> Fraction:
+        return _arguments.number(v, name)
+
+    if isinstance(value, str) and ":" in value:
+        points = _arguments.number_range(value, name, MAX_GRID)
+    elif isinstance(value, str) and "," in value:
+        items = [t for t in value.split(",") if t.strip()]
+        points = _arguments.sequence(items, name, "numbers", hi=MAX_GRID, item=item)
+    elif isinstance(value, list | tuple):
+        points = _arguments.sequence(value, name, "numbers", hi=MAX_GRID, item=item)
+    else:
+        points = _arguments.real_sequence(value, name, hi=MAX_GRID)
+    return [sp.Rational(f.numerator, f.denominator) for f in points]
+
+
+#: σ_a² values of one float sweep (``deq_coefficients_sweep``: ~1 ms each on one core)
+MAX_SWEEP = 10_000
+
+
+def sweep_arguments(sigma_a2: Any, sigma_b2: Any) -> tuple[list[float], list[float] | None]:
+    """A float sweep's σ_a² (one number or a non-empty 1-D sequence of finite reals, at most
+    :data:`MAX_SWEEP`) and σ_b² (None, one number, or one per σ_a²) as floats, or a named
+    :class:`~deqrmt.InvalidArgument`; each value is read exactly first (0.2 is 1/5)."""
+    sa2 = [float(v) for v in _arguments.real_sequence(sigma_a2, "sigma_a2", hi=MAX_SWEEP)]
+    if sigma_b2 is None:
+        return sa2, None
+    sb2 = [float(v) for v in _arguments.real_sequence(sigma_b2, "sigma_b2", hi=MAX_SWEEP)]
+    if len(sb2) == 1:
+        sb2 *= len(sa2)
+    if len(sb2) != len(sa2):
+        raise InvalidArgument(
+            f"sigma_b2: {len(sb2)} values for {len(sa2)} values of sigma_a2; give one sigma_b2 "
+            "for all or one per sigma_a2."
+        )
+    return sa2, sb2
 
 
 def exact_text(x: Fraction | sp.Rational) -> str:
@@ -190,22 +169,14 @@ def parse_trainable(trainable: str | Iterable[str]) -> tuple[str, ...]:
     Raises:
       UnknownTrainable: an empty set or a name outside (a, A, B) — ``"aA"`` is not ``a,A``.
     """
-    if isinstance(trainable, str):
-        names = [t.strip() for t in trainable.split(",") if t.strip()]
-    else:
-        try:
-            names = list(trainable)
-        except TypeError:
-            names = [trainable]  # type: ignore[list-item]
-    bad = [t for t in names if not isinstance(t, str) or t not in TRAINABLE_NAMES]
-    if bad or not names:
-        raise UnknownTrainable(
-            f"trainable={trainable!r}: "
-            + (f"unknown name(s) {', '.join(map(repr, bad))}; " if bad else "empty; ")
-            + "choose a non-empty subset of a (readout), A (recurrent weights), B (input "
-            "weights), e.g. ('a', 'A') or 'a,A,B'."
-        )
-    return tuple(t for t in TRAINABLE_NAMES if t in names)
+    return _arguments.name_set(
+        trainable,
+        "trainable",
+        TRAINABLE_NAMES,
+        error=UnknownTrainable,
+        hint="choose a non-empty subset of a (readout), A (recurrent weights), B (input "
+        "weights), e.g. ('a', 'A') or 'a,A,B'.",
+    )
 
 
 def dps_limit(activation: Activation) -> int:
@@ -217,17 +188,14 @@ def dps_limit(activation: Activation) -> int:
 
 def check_dps(dps: Any, activation: Activation | None = None) -> int:
     """``dps`` as an int within [MIN_DPS, the activation's cap]; named errors otherwise."""
-    if isinstance(dps, bool) or not isinstance(dps, numbers.Integral):
-        raise InvalidArgument(f"dps={dps!r}: expected an integer number of digits.")
-    dps = int(dps)
+    dps = _arguments.integer(dps, "dps", MIN_DPS)
     cap = MAX_DPS_CLOSED if activation is None else dps_limit(activation)
-    if dps < MIN_DPS:
-        raise InvalidArgument(f"dps={dps}: at least {MIN_DPS} digits.")
     if dps > cap:
         what = "by quadrature" if cap == MAX_DPS_QUADRATURE else "in closed form"
         raise BudgetExceeded(
-            f"dps={dps} exceeds {cap}, the most digits the time budget allows for an activation "
-            f"whose moments are computed {what} (docs/limits.md); ask for fewer digits."
+            f"dps={_arguments.show(dps)} exceeds {cap}, the most digits the time budget allows "
+            f"for an activation whose moments are computed {what} (docs/limits.md); ask for "
+            "fewer digits."
         )
     return dps
 
@@ -257,13 +225,14 @@ class DEQProblem:
     def __post_init__(self) -> None:
         if not isinstance(self.activation, Activation):
             raise InvalidArgument(
-                f"activation={self.activation!r}: use DEQProblem.make to parse a string."
+                f"activation={_arguments.show(self.activation)}: expected an Activation; use "
+                "DEQProblem.make to parse a name or expression."
             )
         for name in ("sigma_a2", "sigma_b2", "tau0"):
             object.__setattr__(self, name, in_range(name, exact_number(getattr(self, name), name)))
         object.__setattr__(self, "dps", check_dps(self.dps, self.activation))
         object.__setattr__(self, "trainable", parse_trainable(self.trainable))
-        object.__setattr__(self, "center", bool(self.center))
+        object.__setattr__(self, "center", _arguments.boolean(self.center, "center"))
 
     @classmethod
     def make(
@@ -314,6 +283,17 @@ class DEQProblem:
             "centered": self.center,
             "trainable": list(self.trainable),
         }
+
+
+def check_problem(problem: Any, name: str = "problem") -> DEQProblem:
+    """``problem`` when it is a :class:`DEQProblem`; otherwise an InvalidArgument that says how
+    to build one (``scan_fixed_points('tanh')`` is refused, not an AttributeError)."""
+    if not isinstance(problem, DEQProblem):
+        raise InvalidArgument(
+            f"{name}={_arguments.show(problem)}: expected a DEQProblem, got "
+            f"{type(problem).__name__}; build one with DEQProblem.make('tanh', sigma_a2=0.2)."
+        )
+    return problem
 
 
 class ProblemFields:

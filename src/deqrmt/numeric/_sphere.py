@@ -37,7 +37,8 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from .._errors import ContractionError, InvalidArgument, NoConvergence
+from .. import _arguments
+from .._errors import BudgetExceeded, ContractionError, InvalidArgument, NoConvergence
 from ..symbolic import Activation, X, get_activation
 from ..symbolic._sphere import (
     ALPHA,
@@ -291,12 +292,16 @@ class DualSeries:
 
     def __call__(self, r: Any, derivative: int = 0) -> Any:
         """f^{(derivative)}(r), r in [−r_max, r_max]."""
-        if not 0 <= derivative <= self.max_derivative:
+        if (
+            isinstance(derivative, bool)
+            or not isinstance(derivative, int)
+            or not (0 <= derivative <= self.max_derivative)
+        ):
             raise InvalidArgument(
-                f"derivative={derivative!r} outside 0..{self.max_derivative}; build the series with "
-                "a larger max_derivative."
+                f"derivative={_arguments.show(derivative)}: choose an integer from 0 to "
+                f"{self.max_derivative}, or build the series with a larger max_derivative."
             )
-        rr = self.ctx.convert(r)
+        rr = _mp_real(self.ctx, r, "r", binary_float=True)
         if abs(rr) > self.r_max * (1 + 1e-12):
             raise InvalidArgument(
                 f"r = {self.ctx.nstr(rr, 8)} lies outside |r| <= r_max = {self.r_max}; build the "
@@ -315,6 +320,26 @@ def _projection(
     proj = _HermiteProjection(act, ctx.sqrt(s), ctx, digits, refine, k_layout=max(terms, 16))
     proj.extend(terms)
     return proj
+
+
+#: highest derivative a :class:`DualSeries` may be sized for, and its largest variance s
+MAX_DERIVATIVE = 20
+MAX_VARIANCE = 10**4
+
+
+def _mp_real(ctx: Any, value: Any, name: str, *, binary_float: bool = False) -> Any:
+    """``value`` in ``ctx``: an mpf of any context exactly (a float too, as its binary value,
+    with ``binary_float``), anything else by the argument rules (exact; a float is its shortest
+    repr); complex, NaN, inf, bool and text are refused."""
+    if not isinstance(value, bool) and (
+        hasattr(value, "_mpf_") or (binary_float and isinstance(value, float | int))
+    ):
+        v = ctx.convert(value)
+        if not ctx.isfinite(v):
+            raise InvalidArgument(f"{name}={_arguments.show(value)} is not finite.")
+        return v
+    q = exact_number(value, name)
+    return ctx.mpf(int(q.p)) / int(q.q)
 
 
 def dual_series(
@@ -342,19 +367,24 @@ def dual_series(
       '0.318309886183791'
     """
     act = get_activation(activation)
-    if not isinstance(dps, int) or not 5 <= dps <= 300:
-        raise InvalidArgument(f"dps must be an integer in [5, 300], got {dps!r}.")
-    if not 0 <= r_max < 1:
-        raise InvalidArgument(f"r_max must lie in [0, 1), got r_max={r_max!r}.")
+    dps = _arguments.integer(dps, "dps", 5, 300)
+    r_exact = _arguments.number(r_max, "r_max")
+    if not 0 <= r_exact < 1:
+        raise InvalidArgument(f"r_max={_arguments.show(r_max)}: choose r_max in [0, 1).")
+    r_max = float(r_exact)
+    max_derivative = _arguments.integer(max_derivative, "max_derivative", 0, MAX_DERIVATIVE)
+    refine = _arguments.integer(refine, "refine", 0, 1)
     ctx = mpmath.MPContext()
     ctx.dps = dps + 10
-    if hasattr(s, "_mpf_"):  # an mpf of any context: exact
-        s_val = ctx.convert(s)
-    else:
-        q = exact_number(s, "s")  # exact: a float is its shortest repr
-        s_val = ctx.mpf(int(q.p)) / int(q.q)
+    s_val = _mp_real(ctx, s, "s")
     if not s_val > 0:
-        raise InvalidArgument(f"s must be > 0, got s={s!r}.")
+        raise InvalidArgument(f"s={_arguments.show(s)}: the variance must be > 0.")
+    if s_val > MAX_VARIANCE:
+        # the quadrature's panels are 1/2 wide in x = √s ξ: their count grows like √s
+        raise BudgetExceeded(
+            f"s={_arguments.show(s)}: a variance above {MAX_VARIANCE} (docs/limits.md); "
+            "rescale φ (φ(√s ξ) at a smaller s)."
+        )
     terms = _terms_needed(r_max, dps + 2, max_derivative)
     if terms > MAX_TERMS:
         raise _too_close(r_max)
@@ -632,6 +662,10 @@ def _sigmas(sigma_a2: Any, sigma_b2: Any) -> tuple[sp.Rational, sp.Rational]:
     return sa2, sb2
 
 
+#: largest data dimension d of :func:`sphere_coefficients` (it only enters the formulas)
+MAX_DIMENSION = 10**15
+
+
 def sphere_coefficients(
     activation: str | Activation,
     sigma_a2: Any = "0.2",
@@ -668,10 +702,9 @@ def sphere_coefficients(
     """
     act = get_activation(activation)
     sa2, sb2 = _sigmas(sigma_a2, sigma_b2)
-    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-        raise InvalidArgument(f"d must be a positive integer (the data dimension), got d={d!r}.")
-    if isinstance(dps, bool) or not isinstance(dps, int) or not 5 <= dps <= 200:
-        raise InvalidArgument(f"dps must be an integer in [5, 200], got dps={dps!r}.")
+    d = _arguments.integer(d, "d", 1, MAX_DIMENSION)  # a number in the formulas, not a size
+    dps = _arguments.integer(dps, "dps", 5, 200)
+    certify = _arguments.boolean(certify, "certify")
     if certify:
         from ._certify_sphere import certify_sphere  # Arb is loaded only when a proof is asked for
         from ._enclose import NotEnclosable

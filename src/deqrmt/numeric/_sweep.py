@@ -147,7 +147,10 @@ def deq_coefficients_sweep(
     grid's range, τ ≲ 683), and :class:`BudgetExceeded` when σ_b²τ0² itself is beyond that
     range.  Memory and time are bounded by the grid's cap (see the module docstring).
     """
+    from ._problem import sweep_arguments  # the boundary check (deqrmt._arguments)
+
     act = get_activation(activation)
+    sigma_a2, sigma_b2 = sweep_arguments(sigma_a2, sigma_b2)  # checked, as floats
     sa2 = np.atleast_1d(np.asarray(sigma_a2, dtype=np.float64))
     sb2 = (
         1 - sa2

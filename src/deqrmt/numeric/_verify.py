@@ -13,7 +13,9 @@ from typing import Any
 
 import mpmath
 
-from .._errors import PrecisionLoss
+from .._arguments import show
+from .._errors import InvalidArgument, PrecisionLoss
+from .._text import escape_controls
 
 __all__ = ["Verified", "verify", "MIN_DIGITS", "ball_dict", "certification_fields"]
 
@@ -44,15 +46,24 @@ class Verified:
     def contains(self, x: Any) -> bool:
         """Whether ``x`` lies in the proven ball (certified values only)."""
         if self.radius is None:
-            raise ValueError("a value verified by two evaluations has no ball")
+            raise InvalidArgument(
+                "contains: a value verified by two evaluations has no ball; only a certified "
+                "Verified (radius is not None) can enclose"
+            )
+        if isinstance(x, bool) or hasattr(x, "_mpc_") or isinstance(x, complex):
+            raise InvalidArgument(f"x={show(x)}: expected a real number.")
         with mpmath.workprec(max(mpmath.mp.prec, 4 * self.digits + 64)):
-            return bool(abs(mpmath.mpf(x) - self.value) <= self.radius)
+            try:
+                v = mpmath.mpf(x)
+            except (TypeError, ValueError):
+                raise InvalidArgument(f"x={show(x)}: expected a real number.") from None
+            return bool(abs(v - self.value) <= self.radius)
 
     def __repr__(self) -> str:
         return f"Verified({self.text!r}, digits={self.digits})"
 
     def __str__(self) -> str:
-        return self.text
+        return escape_controls(self.text, keep="")  # our digits; a hand-built one is escaped
 
     def __float__(self) -> float:
         return float(self.value)

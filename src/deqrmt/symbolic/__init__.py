@@ -3,6 +3,7 @@
 Never imports :mod:`deqrmt.numeric` or torch.
 """
 
+from .._errors import InvalidArgument
 from ._activation import LIBRARY as LIBRARY
 from ._activation import Activation as Activation
 from ._activation import Piece as Piece
@@ -41,6 +42,20 @@ from ._sphere import derive_quadratic as derive_quadratic
 from ._sphere import derive_sphere as derive_sphere
 
 
-def get_activation(spec: "str | Activation") -> Activation:
-    """An :class:`Activation` from a library name, ``name(params)`` or an expression in x."""
-    return spec if isinstance(spec, Activation) else parse_activation(spec)
+def get_activation(spec: "str | Activation", name: str = "activation") -> Activation:
+    """An :class:`Activation` from a library name, ``name(params)`` or an expression in x.
+
+    Anything else (a number, a list, a SymPy expression, a function) is an
+    :class:`~deqrmt.InvalidArgument` naming ``name`` and what is accepted.
+    """
+    if isinstance(spec, Activation):
+        return spec
+    if not isinstance(spec, str):
+        from .._arguments import show
+
+        raise InvalidArgument(
+            f"{name}={show(spec)}: expected a library name or an expression in x as a string "
+            f"(e.g. 'tanh', 'leaky_relu(0.1)', 'max(x, 0.1*x)') or an Activation, got "
+            f"{type(spec).__name__}."
+        )
+    return parse_activation(spec)

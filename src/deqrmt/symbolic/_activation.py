@@ -11,10 +11,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import sympy as sp
 
+from .. import _arguments
 from .._errors import ActivationError, InvalidArgument, UnknownActivation
+from .._text import escape_controls
 
 __all__ = ["X", "Activation", "Piece", "LIBRARY", "library_activation", "activation_names"]
 
@@ -26,8 +29,13 @@ def exact(expr: sp.Expr | int | str) -> sp.Expr:
     """Return ``expr`` with every Float replaced by the Rational of its decimal digits.
 
     `0.1` becomes `1/10`, not the binary double nearest to it: a user who typed 0.1 meant 1/10.
+    Anything that is not already SymPy is read as a number by the argument rules (never by
+    ``sympify``, which would evaluate a string as Python).
     """
-    e = sp.sympify(expr) if not isinstance(expr, sp.Basic) else expr
+    if not isinstance(expr, sp.Basic):
+        f = _arguments.number(expr, "value")
+        return sp.Rational(f.numerator, f.denominator)
+    e = expr
     floats = {f: sp.Rational(str(f)) for f in e.atoms(sp.Float)}
     return e.xreplace(floats) if floats else e
 
@@ -153,6 +161,10 @@ class Activation:
     expr: sp.Expr
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise InvalidArgument(
+                f"Activation name={type(self.name).__name__}: the name must be a string."
+            )
         if not isinstance(self.expr, sp.Expr):
             raise InvalidArgument(f"Activation {self.name!r}: expr must be a SymPy expression.")
         extra = self.expr.free_symbols - {X}
@@ -172,6 +184,11 @@ class Activation:
                 f"activation {self.name!r} simplifies to {self.expr}, which is not a finite real "
                 "function (a log(0), 1/0 or complex constant?)."
             )
+
+    def __repr__(self) -> str:
+        # the dataclass repr, with the control and bidi characters a hand-built name (or an
+        # undefined function's name in expr) may hold escaped the way repr(str) escapes them
+        return escape_controls(f"Activation(name={self.name!r}, expr={self.expr!r})", keep="")
 
     @property
     def x(self) -> sp.Symbol:
@@ -336,21 +353,45 @@ LIBRARY: dict[str, tuple[Callable[..., sp.Expr], str]] = {
 }
 
 
+#: parameters a library activation may take (``polynomial(c0, …)`` has the most)
+MAX_PARAMETERS = 65
+
+
+def _parameter(value: Any, name: str) -> sp.Expr:
+    """One parameter of a library activation: a number (exact, by the argument rules) or a
+    real constant SymPy expression (what the parser builds: ``leaky_relu(1/sqrt(2))``)."""
+    if isinstance(value, sp.Basic):
+        if (
+            value.free_symbols
+            or value.is_real is False
+            or value.has(sp.nan, sp.zoo, sp.oo, sp.S.NegativeInfinity)
+        ):
+            raise InvalidArgument(
+                f"{name}={_arguments.show(value)}: a parameter is a finite real constant."
+            )
+        return exact(value)
+    f = _arguments.number(value, name)
+    return sp.Rational(f.numerator, f.denominator)
+
+
 def activation_names() -> list[str]:
     return sorted(LIBRARY)
 
 
 def library_activation(name: str, params: Sequence[sp.Expr] = ()) -> Activation:
     """Build a library activation with exact parameters, e.g. ``("leaky_relu", [1/10])``."""
-    try:
-        builder, _ = LIBRARY[name]
-    except KeyError:
+    if not isinstance(name, str) or name not in LIBRARY:
         raise UnknownActivation(
-            f"unknown activation {name!r}; library names: {', '.join(activation_names())}, "
-            "or give an expression in x such as 'max(x, 0.1*x)'."
-        ) from None
+            f"unknown activation {_arguments.show(name)}; library names: "
+            f"{', '.join(activation_names())}, or give an expression in x such as "
+            "'max(x, 0.1*x)'."
+        )
+    builder, _ = LIBRARY[name]
+    params = _arguments.sequence(
+        params, "params", "parameters", lo=0, hi=MAX_PARAMETERS, item=_parameter
+    )
     try:
-        expr = builder(*[exact(p) for p in params])
+        expr = builder(*params)
     except TypeError:
         raise InvalidArgument(
             f"{name} takes different parameters than {len(params)} given: {LIBRARY[name][1]}."

@@ -29,6 +29,8 @@ from typing import NamedTuple
 
 import sympy as sp
 
+from .._arguments import boolean, choice, sequence, show
+from .._errors import InvalidArgument
 from ._activation import Activation, Piece, X
 from ._cache import cached
 from ._effort import SYMPY_INTEGRATE_CALLS, bounded
@@ -418,7 +420,6 @@ def _integrand_pieces(act: Activation, kind: str) -> tuple[Piece, ...]:
     return tuple(Piece(p.lo, p.hi, sp.expand(p.expr**2)) for p in act.derivative_pieces)
 
 
-@functools.lru_cache(maxsize=64)
 def moment_set(
     act: Activation, names: tuple[str, ...] = tuple(MOMENTS), effort: bool = True
 ) -> MomentSet:
@@ -428,6 +429,27 @@ def moment_set(
     for φ odd up to a constant (sigmoid) the even-order ones from k = 2 on
     (:attr:`Activation.derivative_parity`).
     """
+    if not isinstance(act, Activation):
+        raise InvalidArgument(
+            f"act={show(act)}: expected an Activation (get_activation('tanh')), got "
+            f"{type(act).__name__}."
+        )
+    names = tuple(
+        sequence(
+            names,
+            "names",
+            "moment names",
+            hi=len(MOMENTS),
+            item=lambda v, where: choice(v, where, tuple(MOMENTS)),
+        )
+    )
+    return _moment_set(act, names, boolean(effort, "effort"))
+
+
+@functools.lru_cache(maxsize=64)
+def _moment_set(
+    act: Activation, names: tuple[str, ...] = tuple(MOMENTS), effort: bool = True
+) -> MomentSet:
 
     def build() -> dict[str, tuple[sp.Expr | None, bool]]:
         out: dict[str, tuple[sp.Expr | None, bool]] = {}
@@ -459,6 +481,10 @@ def moment_set(
             label, _weight(k), _integrand_pieces(act, kind), TAU ** (-k), closed, zero
         )
     return MomentSet(act, moments)
+
+
+# the computation without the in-memory memo (through the disk cache), as before the check
+moment_set.__wrapped__ = _moment_set.__wrapped__  # type: ignore[attr-defined]
 
 
 def _weight(k: int) -> sp.Expr:

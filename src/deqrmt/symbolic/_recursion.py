@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 import sympy as sp
 
+from .. import _arguments
 from .._errors import DerivationError, UnknownTrainable
 from ._cache import cached
 
@@ -171,9 +172,16 @@ class FixedPointMap:
     needs: tuple[str, ...]
 
 
-@functools.lru_cache(maxsize=4)
 def derive_fixed_point(*, center: bool = True, input_injection: bool = True) -> FixedPointMap:
     """Derive F(q), F'(q) and the centering identities (memoised); see :class:`FixedPointMap`."""
+    return _derive_fixed_point(
+        center=_arguments.boolean(center, "center"),
+        input_injection=_arguments.boolean(input_injection, "input_injection"),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _derive_fixed_point(*, center: bool, input_injection: bool) -> FixedPointMap:
     m = MomentSymbols.make()
     q = sp.Symbol("q", positive=True)
     c = m.mu[0] if center else sp.S.Zero
@@ -296,16 +304,30 @@ TRAINABLE_SETS: dict[str, tuple[str, ...]] = {
 }
 
 
-@functools.lru_cache(maxsize=16)
 def derive_deq(
+    *, input_injection: bool = True, trainable: tuple[str, ...] | str = ("a", "A")
+) -> DEQFormulas:
+    """Derive the DEQ formulas (memoised in memory and on disk); see :func:`_derive_deq`.
+
+    ``trainable``: a non-empty subset of (a, A, B) as a tuple, list or set, or ``"a,A"``.
+    """
+    return _derive_deq_memo(
+        input_injection=_arguments.boolean(input_injection, "input_injection"),
+        trainable=_arguments.name_set(
+            trainable,
+            "trainable",
+            ("a", "A", "B"),
+            error=UnknownTrainable,
+            hint="choose a non-empty subset of a (readout), A (recurrent weights), B (input "
+            "weights), e.g. ('a', 'A') or ('a', 'A', 'B').",
+        ),
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _derive_deq_memo(
     *, input_injection: bool = True, trainable: tuple[str, ...] = ("a", "A")
 ) -> DEQFormulas:
-    """Derive the DEQ formulas (memoised in memory and on disk); see :func:`_derive_deq`."""
-    if not trainable or not set(trainable) <= {"a", "A", "B"}:
-        raise UnknownTrainable(
-            f"trainable={trainable!r}: choose a non-empty subset of a (readout), A (recurrent "
-            "weights), B (input weights), e.g. ('a', 'A') or ('a', 'A', 'B')."
-        )
     trainable = tuple(sorted(set(trainable), key="aAB".index))
     return cached(
         "derive-deq",
@@ -454,3 +476,8 @@ def _derive_layer() -> LayerFormulas:
         beta=beta,
         kappa_sq=tau_sq + prev["kappa"] ** 2 * d_ii0,
     )
+
+
+# derive_deq.__wrapped__: the derivation without the in-memory memo (through the disk cache),
+# as it was before derive_deq checked its arguments in front of the memo
+derive_deq.__wrapped__ = _derive_deq_memo.__wrapped__  # type: ignore[attr-defined]

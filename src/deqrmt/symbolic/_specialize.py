@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .._arguments import show
 from .._errors import InvalidArgument
 from ._activation import Activation
 from ._expectation import MOMENTS, TAU, moment_set
@@ -49,15 +50,13 @@ def coefficient_expression(
     Example:
       >>> coefficient_expression("relu", "alpha_1")   # doctest: +SKIP
     """
-    from ._parser import parse_activation
+    from . import get_activation
 
-    if key not in COEFFICIENT_KEYS:
-        raise InvalidArgument(f"key={key!r}: choose one of {', '.join(COEFFICIENT_KEYS)}.")
-    act = activation if isinstance(activation, Activation) else parse_activation(activation)
-    if isinstance(trainable, str):
-        trainable = tuple(t.strip() for t in trainable.split(",") if t.strip())
-    formulas = derive_deq(trainable=tuple(trainable))
-    fpm = derive_fixed_point(center=center)
+    if not isinstance(key, str) or key not in COEFFICIENT_KEYS:
+        raise InvalidArgument(f"key={show(key)}: choose one of {', '.join(COEFFICIENT_KEYS)}.")
+    act = get_activation(activation)
+    formulas = derive_deq(trainable=trainable)  # checks trainable: a set of a, A, B
+    fpm = derive_fixed_point(center=center)  # checks center: a bool
     expr = formulas.as_dict()[key].xreplace(dict(fpm.centered))
     names = fpm.m.names()
     ms = moment_set(act)

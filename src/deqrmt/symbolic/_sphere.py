@@ -41,6 +41,7 @@ from typing import Any
 import sympy as sp
 from sympy.core.function import ArgumentIndexError
 
+from .. import _arguments
 from .._errors import DerivationError, InvalidArgument
 from ._activation import Activation
 from ._cache import cached
@@ -451,7 +452,6 @@ def _derive_sphere(order: int) -> SphereFormulas:
     )
 
 
-@functools.lru_cache(maxsize=8)
 def derive_sphere(order: int = 2) -> SphereFormulas:
     """Derive the sphere-setting formulas to ``order`` (≥ 2), memoised in memory and on disk.
 
@@ -459,8 +459,11 @@ def derive_sphere(order: int = 2) -> SphereFormulas:
       >>> derive_sphere().g_derivatives[0]
       s*sigma_b2/(-f_1*sigma_a2 + s)
     """
-    if not isinstance(order, int) or isinstance(order, bool) or not 2 <= order <= 12:
-        raise InvalidArgument(f"order must be an integer in [2, 12], got order={order!r}.")
+    return _derive_sphere_memo(_arguments.integer(order, "order", 2, 12))
+
+
+@functools.lru_cache(maxsize=8)
+def _derive_sphere_memo(order: int) -> SphereFormulas:
     return cached(
         "sphere",
         f"order={order}",
