@@ -48,6 +48,7 @@ COMMANDS: tuple[str, ...] = (
     "certify",
     "experiment",
     "validate",
+    "spectrum",
     "check",
     "sweep",
     "bias",

@@ -32,6 +32,12 @@ from ._printer import compile_function as compile_function
 from ._printer import function_source as function_source
 from ._problem import DEQProblem as DEQProblem
 from ._problem import exact_number as exact_number
+from ._spectrum import Alignment as Alignment
+from ._spectrum import Kolmogorov as Kolmogorov
+from ._spectrum import SpectralLaw as SpectralLaw
+from ._spectrum import kolmogorov_distance as kolmogorov_distance
+from ._spectrum import mixture_spectrum as mixture_spectrum
+from ._spectrum import sphere_spectrum as sphere_spectrum
 from ._sphere import SPHERE_KEYS as SPHERE_KEYS
 from ._sphere import SphereCoefficients as SphereCoefficients
 from ._sphere import dual_series as dual_series
