@@ -33,7 +33,8 @@ __all__ = ["MixtureGram", "marchenko_pastur_density", "marchenko_pastur_edges"]
 Complex = np.ndarray  # complex128 arrays
 Real = np.ndarray  # float64 arrays
 
-#: continuation stages: η = width · 10^{-k}, k = 0 … _STAGES − 1
+#: continuation stages: η = width · 10^{-k}, k = 0 … _STAGES − 1 (down to 10⁻¹⁴ of the width);
+#: steps of 100 can land in the basin of a real (wrong) root inside the support
 _STAGES = 15
 _NEWTON_STEPS = 60
 

@@ -206,9 +206,10 @@ def _bisect_edge(gram: MixtureGram, outside: float, inside: float, thr: float) -
     # an interval reaching 0 (p = n): the edge is 0 itself
     if outside == 0.0 and inside > 0 and gram.density(np.array([inside * 1e-6]))[0] > thr:
         return 0.0
+    tol = 1e-13 * max(abs(outside), abs(inside))
     for _ in range(60):
         mid = 0.5 * (outside + inside)
-        if mid in (outside, inside):
+        if abs(inside - outside) <= tol or mid in (outside, inside):
             break
         if gram.density(np.array([mid]))[0] > thr:
             inside = mid
@@ -273,11 +274,12 @@ def _branch_roots(fn: Any, lo: float, hi: float, count: int, descending: bool) -
     the k-th smallest eigenvalue is negative at hi.
     """
     roots = []
+    tol = 1e-14 * max(abs(lo), abs(hi))
     for k in range(count):
         a, b = lo, hi
         for _ in range(200):
             mid = 0.5 * (a + b)
-            if mid in (a, b):
+            if b - a <= tol or mid in (a, b):
                 break
             nu = fn(mid)
             if descending:
@@ -341,7 +343,7 @@ def _spikes(
         gaps.insert(0, (c0, c0 + bulk[0][0]))
     for a, b in gaps:
         found += _gap_roots(gram, low, P, c0, a + eps, b - eps)
-    found.sort(reverse=True)
+    found = sorted((float(v) for v in found), reverse=True)
     return found, _alignments(gram, low, P, c0, found)
 
 
@@ -360,6 +362,8 @@ def _gap_roots(
         f_lo = det[i]
         for _ in range(100):
             mid = 0.5 * (lo + hi)
+            if hi - lo <= 1e-14 * max(abs(lo), abs(hi)) or mid in (lo, hi):
+                break
             Hm = P.T @ _h_blocks(gram, low, np.array([mid]), c0)[0][0] @ P
             f = np.linalg.det(np.eye(P.shape[1]) + om @ Hm)
             if np.sign(f) == np.sign(f_lo):
@@ -430,8 +434,8 @@ def _law(
     return SpectralLaw(
         x=x + c0,
         density=y,
-        support=tuple((a + c0, b + c0) for a, b in bulk),
-        atoms=atoms,
+        support=tuple((float(a + c0), float(b + c0)) for a, b in bulk),
+        atoms=tuple((float(a), float(m)) for a, m in atoms),
         spikes=tuple(spikes),
         alignments=tuple(aligned),
         n=gram.n,
