@@ -242,22 +242,10 @@ def _print(report: Any) -> None:
 def _write_plot(args: argparse.Namespace, report: Any) -> None:
     from .._io import write_directory
 
-    quads: dict[str, Any] = {}
-    if report.setting["kind"] == "sphere":
-        from ..numeric import sphere_coefficients
-
-        coef = sphere_coefficients(
-            args.activation, args.sigma_a2, args.sigma_b2, d=report.setting["d"], dps=15
-        )
-        for kind, sols in (("CK", coef.quadratic_ck), ("NTK", coef.quadratic_ntk)):
-            if sols:
-                q = sols[0]
-                quads[kind] = (float(q.a2.value), float(q.a1.value), float(q.a0.value))
-
     def produce(tmp: str) -> list[str]:
         from ..validate._spectrum_plot import plot_spectrum
 
-        return [str(plot_spectrum(report, os.path.join(tmp, PLOT_NAME), quads))]
+        return [str(plot_spectrum(report, os.path.join(tmp, PLOT_NAME)))]
 
     for path in write_directory(args.plot, produce, force=args.force):
         print_stderr(f"wrote {path}")

@@ -96,7 +96,8 @@ class KernelSpectrum:
 class SpectrumReport:
     """What :func:`spectrum` returns: the setting, the CK and NTK spectra, the verdict.
 
-    ``passed`` is None without Monte Carlo; ``phi`` is the parsed activation.
+    ``passed`` is None without Monte Carlo; ``phi`` is the parsed activation; ``quadratics``
+    maps "CK"/"NTK" to Corollary 1's explicit activation (a2, a1, a0) (sphere only).
     """
 
     activation: str
@@ -111,6 +112,13 @@ class SpectrumReport:
     reasons: tuple[str, ...]
     notes: tuple[str, ...]
     phi: Any = dataclasses.field(default=None, repr=False, compare=False)
+    quadratics: dict[str, tuple[float, float, float]] = dataclasses.field(default_factory=dict)
+
+    def figure(self) -> Any:
+        """The HLD 2023 Figure 1 layout as a matplotlib Figure (for notebooks)."""
+        from ._spectrum_plot import spectrum_figure
+
+        return spectrum_figure(self)
 
     def kernels(self) -> tuple[KernelSpectrum, ...]:
         return (self.ck,) if self.ntk is None else (self.ck, self.ntk)
@@ -407,10 +415,15 @@ def spectrum(
     for name, v in (("max_ks", max_ks), ("max_spike_error", max_spike_error)):
         if not (isinstance(v, int | float) and 0 < v <= 1):
             raise InvalidArgument(f"{name} must be in (0, 1], got {name}={v!r}.")
+    quads: dict[str, tuple[float, float, float]] = {}
     if data == "sphere":
         coef, laws = _sphere_laws(act, sigma_a2, sigma_b2, n, d, points)
         setting: dict[str, Any] = {"kind": "sphere", "n": n, "d": d}
         coefficients = {k: v.text for k, v in coef.values.items()}
+        for kind, sols in (("CK", coef.quadratic_ck), ("NTK", coef.quadratic_ntk)):
+            if sols:
+                q = sols[0]
+                quads[kind] = (float(q.a2.value), float(q.a1.value), float(q.a0.value))
     else:
         assert mix is not None
         coef, laws = _mixture_laws(act, sigma_a2, sigma_b2, mix, n, points)
@@ -445,6 +458,7 @@ def spectrum(
         reasons=tuple(reasons),
         notes=tuple(notes),
         phi=act,
+        quadratics=quads,
     )
 
 

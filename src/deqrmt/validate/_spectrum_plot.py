@@ -17,7 +17,7 @@ import numpy as np
 
 from ._spectrum import KernelSpectrum, SpectrumReport
 
-__all__ = ["plot_spectrum"]
+__all__ = ["plot_spectrum", "spectrum_figure"]
 
 _TITLES = {"exact": "implicit (DEQ, exact)", "explicit": "explicit (quadratic ENN, exact)"}
 
@@ -57,7 +57,7 @@ def _panel(ax: Any, ks: KernelSpectrum, label: str, title: str) -> None:
     ax.text(0.98, 0.97, "\n".join(text), transform=ax.transAxes, ha="right", va="top",
             fontsize=7, bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})  # fmt: skip
     ax.set_xlim(lo, hi)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title if sample is not None else f"{ks.kind.upper()}: predicted", fontsize=9)
     ax.set_xlabel("eigenvalue", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=7, loc="center right")
@@ -81,23 +81,16 @@ def _activations(ax: Any, report: SpectrumReport, quadratics: list[tuple[str, An
     ax.legend(fontsize=6)
 
 
-def plot_spectrum(
-    report: SpectrumReport, path: str | os.PathLike[str], quadratics: dict[str, Any] | None = None
-) -> Path:
-    """Write the figure to ``path`` (a new file: the caller moves it into place atomically).
-
-    ``quadratics``: kind → (a2, a1, a0) of the explicit network, for the activations panel.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def spectrum_figure(report: SpectrumReport) -> Any:
+    """The figure as a matplotlib ``Figure`` (the pyplot state is left alone)."""
+    from matplotlib.figure import Figure
 
     explicit = any(ks.sample("explicit") is not None for ks in report.kernels())
-    quads = list((quadratics or {}).items())
+    quads = list(report.quadratics.items())
     cols = 1 + explicit + bool(quads)
     rows = report.kernels()
-    fig, axes = plt.subplots(len(rows), cols, figsize=(4.2 * cols, 3.1 * len(rows)), squeeze=False)
+    fig = Figure(figsize=(max(6.0, 4.2 * cols), 3.1 * len(rows) + 0.3))
+    axes = fig.subplots(len(rows), cols, squeeze=False)
     for r, ks in enumerate(rows):
         name = ks.kind.upper()
         _panel(axes[r][0], ks, "exact", f"{name}: {_TITLES['exact']}")
@@ -116,11 +109,15 @@ def plot_spectrum(
         else f"Gaussian mixture ({s['preset']}), n = {s['n']}, p = {s['p']}"
     )
     fig.suptitle(
-        f"{report.activation}: σ_a² = {report.sigma_a2}, σ_b² = {report.sigma_b2}; {where}",
+        f"{report.activation}: σ_a² = {report.sigma_a2}, σ_b² = {report.sigma_b2}\n{where}",
         fontsize=10,
     )
     fig.tight_layout()
+    return fig
+
+
+def plot_spectrum(report: SpectrumReport, path: str | os.PathLike[str]) -> Path:
+    """Write the figure to ``path`` (a new file: the caller moves it into place atomically)."""
     out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    spectrum_figure(report).savefig(out, dpi=110)
     return out
