@@ -115,6 +115,25 @@ def test_mixture_prediction_matches_a_sampled_equivalent() -> None:
     assert kolmogorov_distance(law, w).distance < 0.03
 
 
+def test_the_psi_spike() -> None:
+    # Equal covariances (t = 0) and no means: the only low-rank term is α₂ψψᵀ, whose spike
+    # comes from E[ψ_i²] = 2 tr C²/p² (the ψ block of H).  ‖ψ‖² fluctuates by √(2/n) ≈ 5 %
+    # relative, hence the 12 % tolerance; a factor 2 in the ψ block moves the spike by ~50 %.
+    n, p = 800, 640
+    means = np.zeros((2, p))
+    var = np.vstack([np.ones(p), np.ones(p)])
+    c = (0.3, 3.0, 0.0, 0.5)
+    A, labels = _mixture_matrix(n, p, c, means, var)
+    w, v = np.linalg.eigh(A)
+    law = mixture_spectrum(*c, [n // 2, n // 2], means, var)
+    (spike,) = law.spikes
+    assert spike > law.bulk_edges[1] + 1.0
+    assert w[-1] == pytest.approx(spike, rel=0.12)
+    # ψ carries no class information: the spike's eigenvector is not aligned with the classes
+    assert max(law.alignments[0].classes) < 0.02
+    assert max(float(v[labels == a, -1].sum() ** 2 / (n / 2)) for a in range(2)) < 0.05
+
+
 def test_a_spike_below_the_bulk() -> None:
     # A negative low-rank part pushes an eigenvalue below the bulk (and its atom).
     n, p = 500, 600
