@@ -190,3 +190,21 @@ def test_mixture_file_that_is_not_a_file(tmp_path: Path, capsys) -> None:
         fh.write(b"#" * (5 << 20))
     code, _, err = _run(["spectrum", "tanh", "--mixture", str(big)], capsys)
     assert code == 2 and "SpecError" in err and "larger than" in err
+
+
+def test_enn_design_file(tmp_path: Path, capsys) -> None:
+    # (the designed ENN's sampled spectrum is checked in test_spectrum_mc.py)
+    pytest.importorskip("torch")
+    from test_spectrum_mc import DESIGN
+
+    f = tmp_path / "d.json"
+    f.write_text(json.dumps(DESIGN))
+    argv = ["spectrum", "tanh", "--data", "gmm", "--n", "128", "--enn", str(f), "--json"]
+    code, out, _ = _run(argv, capsys)
+    doc = json.loads(out)
+    assert code == 0 and set(doc["ck"]["enn"]) == LAW_KEYS and "enn" not in doc["ntk"]
+    np.testing.assert_allclose(doc["ck"]["enn"]["spikes"], doc["ck"]["spikes"], rtol=0.02)
+    code, _, err = _run(["spectrum", "relu", "--data", "gmm", "--enn", str(f)], capsys)
+    assert code == 2 and "not the DEQ the design" in err
+    code, _, err = _run(["spectrum", "tanh", "--enn", str(f)], capsys)
+    assert code == 2 and "InvalidArgument" in err and "data='gmm'" in err

@@ -178,3 +178,32 @@ def test_done_when_mixture_kolmogorov_smaller_at_2048() -> None:
         b = getattr(large, kind).sample("exact").check
         assert b.distance < a.distance
         assert b.distance < 0.05 and b.spike_errors[0] < 0.05
+
+
+#: `deqrmt design --deq tanh --family hard_tanh --dps 12 --json` (its setting and first solution)
+DESIGN = {
+    "setting": {
+        "deq": "tanh", "family": "hard_tanh", "parameters": ["a", "c"], "layers": 1,
+        "kernel": "ck", "sigma_a2": "1/5", "sigma_b2": "4/5", "tau0": "1", "dps": 12,
+        "deq_trainable": ["a", "A"], "enn_input_layer_trainable": False,
+    },
+    "solutions": [{"params": [{"a": "0.764296679208", "c": "1.19648532529"}]}],
+}  # fmt: skip
+
+
+def test_designed_enn_follows_the_deqs_law_and_a_naive_one_does_not() -> None:
+    # ICML 2024's H-Tanh ENN for the tanh DEQ (CK matched): its exact CK on the sampled data
+    # follows the DEQ's predicted law (measured KS 0.064 at n = 256, the DEQ's own 0.060) and its
+    # own predicted spikes are the DEQ's within 1 % (design at τ0 = 1, data at τ0 = 1.13); a
+    # naive hard tanh (a = c = 1) is rejected (KS 0.149, spikes 31 % off).
+    import copy
+
+    naive = copy.deepcopy(DESIGN)
+    naive["solutions"][0]["params"] = [{"a": "1", "c": "1"}]
+    good = spectrum("tanh", data="gmm", n=256, enn=DESIGN, mc=True)
+    bad = spectrum("tanh", data="gmm", n=256, enn=naive, mc=True)
+    assert good.ntk.explicit is None and good.ntk.sample("explicit") is None  # a CK design
+    assert good.ck.sample("explicit").check.distance < 0.08
+    assert bad.ck.sample("explicit").check.distance > 0.12
+    np.testing.assert_allclose(good.ck.explicit[0].spikes, good.ck.law.spikes, rtol=0.01)
+    assert bad.ck.explicit[0].spikes[0] > 1.2 * bad.ck.law.spikes[0]

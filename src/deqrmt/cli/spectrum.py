@@ -63,6 +63,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "mean_offset, variance; see docs/json.md); implies --data gmm (default: the preset)",
     )
     p.add_argument(
+        "--enn",
+        default=None,
+        metavar="DESIGN.json",
+        help="with --data gmm: a designed ENN (`deqrmt design --json`): its predicted spectrum, "
+        "and with --mc its exact kernel's eigenvalues against the DEQ's law (default: none)",
+    )
+    p.add_argument(
         "--n",
         type=int,
         default=None,
@@ -148,6 +155,13 @@ def run(args: argparse.Namespace) -> int:
         check_directory(args.plot)
         if os.path.isdir(args.plot):
             check_output(os.path.join(args.plot, PLOT_NAME), force=args.force)
+    design = None
+    if args.enn is not None:
+        from .certify import _check_deq, _read_design
+
+        design = _read_design(args.enn)
+        _check_deq(None, design["setting"]["deq"], args.enn)  # the design's DEQ parses
+        _same_deq(args.activation, design["setting"]["deq"], args.enn)
     mixture = None
     data = args.data
     if args.mixture is not None:
@@ -157,9 +171,9 @@ def run(args: argparse.Namespace) -> int:
         data = "gmm"
     if args.mc:
         with validate_extra(NAME):
-            report = _compute(args, data, mixture)
+            report = _compute(args, data, mixture, design)
     else:
-        report = _compute(args, data, mixture)
+        report = _compute(args, data, mixture, design)
     if args.plot:
         _write_plot(args, report)
     if args.json:
@@ -171,10 +185,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compute(args: argparse.Namespace, data: str, mixture: Any) -> Any:
+def _same_deq(given: str, theirs: str, path: str) -> None:
+    import sympy as sp
+
+    from ..symbolic import get_activation
+
+    a, b = get_activation(given).expr, get_activation(theirs).expr
+    if a != b and sp.simplify(a - b) != 0:
+        raise InvalidArgument(
+            f"ACT {given!r} is not the DEQ the design {path!r} was solved for ({theirs!r}); "
+            f"give ACT {theirs!r}, or design an ENN for {given!r} (`deqrmt design`)."
+        )
+
+
+def _compute(args: argparse.Namespace, data: str, mixture: Any, design: Any) -> Any:
     from ..validate._spectrum import spectrum
 
-    steps = 1 + (2 + (args.width is not None) + 2 if args.mc else 0)
+    steps = 1 + (2 + (args.width is not None) + (design is not None) + 2 if args.mc else 0)
     bar = None
     if args.mc and sys.stderr.isatty():
         from tqdm import tqdm
@@ -191,7 +218,8 @@ def _compute(args: argparse.Namespace, data: str, mixture: Any) -> Any:
             args.activation, data=data, n=args.n, d=args.d, mixture=mixture,
             sigma_a2=args.sigma_a2, sigma_b2=args.sigma_b2, mc=args.mc, width=args.width,
             seed=args.seed, device=args.device, max_ks=args.max_ks,
-            max_spike_error=args.max_spike_error, points=args.points, progress=progress,
+            max_spike_error=args.max_spike_error, points=args.points, enn=design,
+            progress=progress,
         )  # fmt: skip
     finally:
         if bar is not None:
@@ -224,6 +252,11 @@ def _print(report: Any) -> None:
             times = f" (×{a.multiplicity})" if a.multiplicity > 1 else ""
             cls = ", ".join(f"{v:.4f}" for v in a.classes)
             print(f"  spike        {a.eigenvalue:.8g}{times}   class alignment [{cls}]")
+        if ks.explicit is not None:
+            elaw, ecoef = ks.explicit
+            eq2 = ", ".join(f"{k} = {v:.6g}" for k, v in ecoef.items())
+            sp = ", ".join(f"{v:.6g}" for v in elaw.spikes[:3]) or "none"
+            print(f"  designed ENN ({eq2}): spikes {sp}")
         for smp in ks.samples:
             c = smp.check
             spikes = ", ".join(

@@ -70,13 +70,15 @@ class KernelSpectrum:
 
     ``samples`` holds the exact infinite-width kernel on the sampled data first (``"exact"``),
     then a finite-width DEQ (``"width"``) and the explicit network (``"explicit"``) if asked for.
-    ``coefficients``: the equivalent's scalars (c₁, c₂, c₃, diagonal) as floats.
+    ``coefficients``: the equivalent's scalars (c₁, c₂, c₃, diagonal) as floats; ``explicit``:
+    the designed ENN's own predicted law and scalars (``--enn``, for the design's kernel).
     """
 
     kind: str
     law: SpectralLaw
     coefficients: dict[str, float]
     samples: tuple[MonteCarloSpectrum, ...] = ()
+    explicit: tuple[SpectralLaw, dict[str, float]] | None = None
 
     def sample(self, label: str) -> MonteCarloSpectrum | None:
         return next((s for s in self.samples if s.label == label), None)
@@ -84,6 +86,8 @@ class KernelSpectrum:
     def to_dict(self) -> dict[str, Any]:
         out = self.law.to_dict()
         out["equivalent"] = dict(self.coefficients)
+        if self.explicit is not None:
+            out["enn"] = {**self.explicit[0].to_dict(), "equivalent": dict(self.explicit[1])}
         if self.samples:
             exact = self.samples[0]
             out["mc"] = exact.to_dict()
@@ -200,6 +204,52 @@ def _mixture_laws(
     return coef, laws
 
 
+def _enn(
+    design: dict[str, Any], mix: GaussianMixture, n: int, sigma_a2: Any, sigma_b2: Any
+) -> tuple[Any, Any, str, bool]:
+    """A ``deqrmt design --json`` design at this data's τ0: (activations, their explicit
+    coefficients, the design's kernel, whether its input layer is trained)."""
+    import sympy as sp
+
+    from ..numeric import explicit_coefficients
+    from ..numeric._problem import exact_number
+    from ..symbolic._family import get_family
+
+    setting = design["setting"]
+    for name, given in (("sigma_a2", sigma_a2), ("sigma_b2", sigma_b2)):
+        if given is None:
+            continue
+        if exact_number(given, name) != exact_number(setting[name], name):
+            raise InvalidArgument(
+                f"{name}={given} differs from the design's {setting[name]}; use the design's "
+                "σ's, or design for these."
+            )
+    fam = get_family(str(setting["family"]))
+    params = design["solutions"][0]["params"]
+    try:
+        acts = [fam.instantiate([sp.Rational(str(v)) for v in layer.values()]) for layer in params]
+    except (TypeError, ValueError, sp.SympifyError) as e:
+        raise InvalidArgument(f"the design's parameters are not numbers: {e}.") from None
+    trained = bool(setting.get("enn_input_layer_trainable", False))
+    coef = explicit_coefficients(
+        acts, tau0=repr(mix.tau0(n)), dps=15, input_layer_trainable=trained
+    )
+    return acts, coef, str(setting["kernel"]), trained
+
+
+def _enn_law(
+    coef: Any, kind: str, mix: GaussianMixture, n: int, points: int
+) -> tuple[SpectralLaw, dict[str, float]]:
+    from ..numeric._spectrum import mixture_spectrum
+
+    last = coef.as_floats()[-1]
+    keys = ("alpha_1", "alpha_2", "alpha_3", "tau") if kind == "ck" else (
+        "beta_1", "beta_2", "beta_3", "kappa")  # fmt: skip
+    c = (last[keys[0]], last[keys[1]], last[keys[2]], last[keys[3]] ** 2)
+    law = mixture_spectrum(*c, mix.counts(n), mix.means, _diagonal_covariances(mix), points=points)
+    return law, {"c1": c[0], "c2": c[1], "c3": c[2], "diagonal": c[3]}
+
+
 # ---------------------------------------------------------------------------
 # Monte Carlo
 # ---------------------------------------------------------------------------
@@ -273,6 +323,7 @@ def _monte_carlo(
     seed: int,
     device: str,
     tick: Callable[[str], None],
+    enn: tuple[Any, Any, str, bool] | None = None,
 ) -> tuple[dict[str, list[MonteCarloSpectrum]], list[str]]:
     from ._pointwise import CenteredActivation
     from ._sweep import resolve_device
@@ -322,6 +373,17 @@ def _monte_carlo(
             mats["ck"].append(("width", ck))
             mats["ntk"].append(("width", ntk))
             tick(f"DEQ of width {width}")
+        if enn is not None:
+            from ._certificate import explicit_exact_kernels
+
+            acts, ecoef, kind, trained = enn
+            centred = [
+                CenteredActivation.from_activation(a, float(layer["center"]))
+                for a, layer in zip(acts, ecoef.as_floats(), strict=True)
+            ]
+            sig, theta = explicit_exact_kernels(centred, sample.X, input_layer_trainable=trained)
+            mats[kind].append(("explicit", sig if kind == "ck" else theta))
+            tick("designed ENN")
     out: dict[str, list[MonteCarloSpectrum]] = {}
     for kind, law, _ in laws:
         out[kind] = []
@@ -353,6 +415,7 @@ def spectrum(
     max_ks: float = 0.05,
     max_spike_error: float = 0.05,
     points: int = GRID_POINTS,
+    enn: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> SpectrumReport:
     r"""The predicted eigenvalue laws of the DEQ's CK and NTK, optionally checked on samples.
@@ -372,6 +435,9 @@ def spectrum(
       width: also one finite-width DEQ of this width (needs ``mc``).
       device: for the Monte Carlo part: auto, cpu or cuda.
       points: density grid size.
+      enn: a designed ENN (the parsed ``deqrmt design --json`` output; ``data="gmm"``): its own
+        predicted law for the design's kernel and, with ``mc``, its exact kernel's eigenvalues
+        against the DEQ's law (HLD 2023 Figure 1's "explicit" column).
       progress: called with a short label after each stage.
 
     Returns:
@@ -389,6 +455,11 @@ def spectrum(
         raise InvalidArgument(f"data must be 'sphere' or 'gmm', got data={data!r}.")
     if mixture is not None and data != "gmm":
         raise InvalidArgument("a mixture description needs data='gmm'.")
+    if enn is not None and data != "gmm":
+        raise InvalidArgument(
+            "a designed ENN (enn) is for the Gaussian mixture (data='gmm'); on the sphere the "
+            "explicit network is Corollary 1's quadratic, shown with mc=True."
+        )
     act = get_activation(activation)
     n = _int((1000 if data == "sphere" else 1024) if n is None else n, "n", 4, MAX_N)
     if data == "sphere":
@@ -432,17 +503,24 @@ def spectrum(
             "counts": [int(c) for c in mix.counts(n)], "tau0": repr(mix.tau0(n)),
         }  # fmt: skip
         coefficients = {k: v.text for k, v in coef.values.items()}
+    enn_parts = None
+    explicit: dict[str, tuple[SpectralLaw, dict[str, float]]] = {}
+    if enn is not None:
+        assert mix is not None
+        enn_parts = _enn(enn, mix, n, sigma_a2, sigma_b2)
+        explicit[enn_parts[2]] = _enn_law(enn_parts[1], enn_parts[2], mix, n, points)
     tick("predicted laws")
     notes = list(getattr(coef, "notes", ()))
     samples: dict[str, list[MonteCarloSpectrum]] = {}
     if mc:
         samples, more = _monte_carlo(
             data, act, coef, laws, n=n, d=d, mix=mix, width=width, seed=seed, device=device,
-            tick=tick,
+            tick=tick, enn=enn_parts,
         )  # fmt: skip
         notes += more
     spectra = {
-        kind: KernelSpectrum(kind, law, c, tuple(samples.get(kind, ()))) for kind, law, c in laws
+        kind: KernelSpectrum(kind, law, c, tuple(samples.get(kind, ())), explicit.get(kind))
+        for kind, law, c in laws
     }
     passed, reasons = _verdict(spectra, max_ks, max_spike_error) if mc else (None, [])
     return SpectrumReport(

@@ -20,6 +20,7 @@ from ._spectrum import KernelSpectrum, SpectrumReport
 __all__ = ["plot_spectrum", "spectrum_figure"]
 
 _TITLES = {"exact": "implicit (DEQ, exact)", "explicit": "explicit (quadratic ENN, exact)"}
+_DESIGNED = "explicit (designed ENN, exact)"
 
 
 def _panel(ax: Any, ks: KernelSpectrum, label: str, title: str) -> None:
@@ -89,13 +90,18 @@ def spectrum_figure(report: SpectrumReport) -> Any:
     quads = list(report.quadratics.items())
     cols = 1 + explicit + bool(quads)
     rows = report.kernels()
+    s_kind = report.setting["kind"]
     fig = Figure(figsize=(max(6.0, 4.2 * cols), 3.1 * len(rows) + 0.3))
     axes = fig.subplots(len(rows), cols, squeeze=False)
     for r, ks in enumerate(rows):
         name = ks.kind.upper()
         _panel(axes[r][0], ks, "exact", f"{name}: {_TITLES['exact']}")
         if explicit:
-            _panel(axes[r][1], ks, "explicit", f"{name}: {_TITLES['explicit']}")
+            title = _TITLES["explicit"] if s_kind == "sphere" else _DESIGNED
+            if ks.sample("explicit") is not None:
+                _panel(axes[r][1], ks, "explicit", f"{name}: {title}")
+            else:
+                axes[r][1].axis("off")
         if quads:
             mine = [(k, q) for k, q in quads if k == name]
             if mine:
