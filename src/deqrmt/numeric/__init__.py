@@ -26,6 +26,8 @@ from ._fixed_point import FixedPoint as FixedPoint
 from ._fixed_point import FixedPointScan as FixedPointScan
 from ._fixed_point import scan_fixed_points as scan_fixed_points
 from ._fixed_point import solve_tau as solve_tau
+from ._kolmogorov import Kolmogorov as Kolmogorov
+from ._kolmogorov import kolmogorov_distance as kolmogorov_distance
 from ._moments import MomentEvaluator as MomentEvaluator
 from ._moments import evaluator_for as evaluator_for
 from ._printer import compile_function as compile_function
@@ -33,9 +35,7 @@ from ._printer import function_source as function_source
 from ._problem import DEQProblem as DEQProblem
 from ._problem import exact_number as exact_number
 from ._spectrum import Alignment as Alignment
-from ._spectrum import Kolmogorov as Kolmogorov
 from ._spectrum import SpectralLaw as SpectralLaw
-from ._spectrum import kolmogorov_distance as kolmogorov_distance
 from ._spectrum import mixture_spectrum as mixture_spectrum
 from ._spectrum import sphere_spectrum as sphere_spectrum
 from ._sphere import SPHERE_KEYS as SPHERE_KEYS

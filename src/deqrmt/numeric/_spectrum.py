@@ -48,14 +48,7 @@ from numpy.typing import NDArray
 from .._errors import InvalidArgument, NoConvergence
 from ._resolvent import MixtureGram, marchenko_pastur_density, marchenko_pastur_edges
 
-__all__ = [
-    "Alignment",
-    "Kolmogorov",
-    "SpectralLaw",
-    "kolmogorov_distance",
-    "mixture_spectrum",
-    "sphere_spectrum",
-]
+__all__ = ["Alignment", "SpectralLaw", "mixture_spectrum", "sphere_spectrum"]
 
 Real = np.ndarray  # float64 arrays
 
@@ -456,7 +449,7 @@ def sphere_spectrum(
     Example:
       >>> law = sphere_spectrum(0.0709, 0.893, 0.0357, 1000, 1200)
       >>> [round(v, 3) for v in law.support[0]], round(law.spikes[0], 2)
-      ([0.043, 3.305], 71.88)
+      ([0.042, 3.303], 71.84)
     """
     _check_size(n, "n")
     _check_size(d, "d")
@@ -535,91 +528,3 @@ def mixture_spectrum(
 def _check_size(v: int, name: str) -> None:
     if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 2:
         raise InvalidArgument(f"{name} must be an integer ≥ 2, got {name}={v!r}.")
-
-
-# ---------------------------------------------------------------------------
-# Sampled eigenvalues against the law
-# ---------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Kolmogorov:
-    """Sampled eigenvalues against a :class:`SpectralLaw`.
-
-    Attributes:
-      distance: sup |F_n − F| between the sampled bulk (the eigenvalues matched to spikes and to
-        atoms removed) and the law's continuous part, both normalized to mass 1.  An atom is
-        left out because the Kolmogorov distance is not continuous there: an O(n^{-1/2})
-        perturbation of the n·w eigenvalues of an atom of mass w moves it by up to w.
-      distance_with_atoms: the same with the atoms' eigenvalues kept (the law's full CDF).
-      spikes: the sampled eigenvalues matched to the predicted spikes (same order).
-      spike_errors: |sampled − predicted|/|sampled| per spike.
-      bulk: how many sampled eigenvalues the distance compares.
-    """
-
-    distance: float
-    distance_with_atoms: float
-    spikes: tuple[float, ...]
-    spike_errors: tuple[float, ...]
-    bulk: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kolmogorov": self.distance,
-            "kolmogorov_with_atoms": self.distance_with_atoms,
-            "spikes": list(self.spikes),
-            "spike_errors": list(self.spike_errors),
-            "bulk_count": self.bulk,
-        }
-
-
-def _ks(sorted_sample: Real, cdf: Real) -> float:
-    m = sorted_sample.shape[0]
-    if m == 0:
-        return math.nan
-    i = np.arange(1, m + 1)
-    return float(max(np.max(i / m - cdf), np.max(cdf - (i - 1) / m)))
-
-
-def kolmogorov_distance(law: SpectralLaw, eigenvalues: Any) -> Kolmogorov:
-    """Match the sampled ``eigenvalues`` to the law's spikes and atoms; measure the bulk.
-
-    Spikes above the bulk take the largest sampled eigenvalues, those below the smallest, those
-    in a gap the nearest; an atom of mass w takes the round(w·n) eigenvalues nearest to it.
-    """
-    ev = np.sort(np.asarray(eigenvalues, dtype=float).ravel())
-    if ev.size < 2 or not np.isfinite(ev).all():
-        raise InvalidArgument("need at least two finite eigenvalues.")
-    free = np.ones(ev.size, dtype=bool)
-    lo, hi = law.bulk_edges
-    matched: dict[int, float] = {}
-    above = [(k, s) for k, s in enumerate(law.spikes) if not s < hi]
-    below = [(k, s) for k, s in enumerate(law.spikes) if s < lo]
-    inner = [(k, s) for k, s in enumerate(law.spikes) if lo <= s < hi]
-    for j, (k, _) in enumerate(above):  # spikes are decreasing: the j-th above takes ev[-1-j]
-        idx = ev.size - 1 - j
-        matched[k] = float(ev[idx])
-        free[idx] = False
-    for j, (k, _) in enumerate(sorted(below, key=lambda ks: ks[1])):
-        matched[k] = float(ev[j])
-        free[j] = False
-    for k, s in inner:
-        cand = np.flatnonzero(free)
-        idx = int(cand[np.argmin(np.abs(ev[cand] - s))])
-        matched[k] = float(ev[idx])
-        free[idx] = False
-    with_atoms = free.copy()
-    for loc, mass in law.atoms:
-        take = int(round(mass * ev.size))
-        cand = np.flatnonzero(free)
-        nearest = cand[np.argsort(np.abs(ev[cand] - loc), kind="stable")[:take]]
-        free[nearest] = False
-    bulk = ev[free]
-    d = _ks(bulk, law.cdf(bulk, atoms=False))
-    kept = ev[with_atoms]
-    d_atoms = _ks(kept, law.cdf(kept, atoms=True))
-    sampled = tuple(matched[k] for k in range(len(law.spikes)))
-    errors = tuple(
-        abs(s - p) / max(abs(s), 1e-300) for s, p in zip(sampled, law.spikes, strict=True)
-    )
-    return Kolmogorov(d, d_atoms, sampled, errors, int(bulk.size))

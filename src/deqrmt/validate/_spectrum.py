@@ -12,8 +12,8 @@ r"""Predicted eigenvalue spectra of the DEQ's CK and NTK, and their Monte Carlo 
   :func:`~._exact.exact_kernels`.
 
 ``width=m`` adds one finite-width DEQ of width m (its CK and NTK by implicit differentiation).
-Each sampled spectrum is compared with the prediction by :func:`deqrmt.numeric._spectrum.
-kolmogorov_distance` (bulk without spikes and atoms) and by the relative error of the top spike.
+Each sampled spectrum is compared with the prediction by
+:func:`deqrmt.numeric.kolmogorov_distance` (bulk without spikes and atoms) and by the relative error of the top spike.
 Only the prediction needs no torch.
 """
 
@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import BudgetExceeded, InvalidArgument
-from ..numeric._spectrum import GRID_POINTS, Kolmogorov, SpectralLaw, kolmogorov_distance
+from ..numeric._kolmogorov import Kolmogorov, kolmogorov_distance
+from ..numeric._spectrum import GRID_POINTS, SpectralLaw
 from ._data import GaussianMixture, paper_mixture
 
 __all__ = [
