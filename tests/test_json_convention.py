@@ -23,6 +23,7 @@ COMMANDS = [
     ["check", "tanh"],
     ["bias", "1/(1-w)"],
     ["validate", "tanh", "--n", "64,128", "--no-mc"],
+    ["spectrum", "tanh", "--data", "gmm", "--n", "64"],
 ]
 
 

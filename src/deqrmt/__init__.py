@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .numeric import DEQCoefficients as DEQCoefficients
     from .numeric import DEQProblem as DEQProblem
     from .numeric import ExplicitCoefficients as ExplicitCoefficients
+    from .numeric import SpectralLaw as SpectralLaw
     from .numeric import Verified as Verified
     from .numeric import check_activation as check_activation
     from .numeric import deq_coefficients as deq_coefficients
@@ -52,6 +53,11 @@ if TYPE_CHECKING:
     from .symbolic import derive_fixed_point as derive_fixed_point
     from .symbolic import derive_layer as derive_layer
     from .symbolic import parse_activation as parse_activation
+    from .validate import DEQKernel as DEQKernel
+    from .validate import SpectrumReport as SpectrumReport
+    from .validate import equivalent_kernels as equivalent_kernels
+    from .validate import kernels as kernels
+    from .validate import spectrum as spectrum
 
 _LAZY = {
     **dict.fromkeys(
@@ -69,6 +75,11 @@ _LAZY = {
         ),
         ".symbolic",
     ),
+    # issue 22: spectra and kernels on the user's data (torch only where a kernel is computed)
+    **dict.fromkeys(
+        ("DEQKernel", "SpectrumReport", "equivalent_kernels", "kernels", "spectrum"), ".validate"
+    ),
+    "SpectralLaw": ".numeric",
 }  # fmt: skip
 
 

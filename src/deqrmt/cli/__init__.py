@@ -57,6 +57,7 @@ COMMANDS: tuple[str, ...] = (
     "certify",
     "experiment",
     "validate",
+    "spectrum",
     "check",
     "sweep",
     "bias",

@@ -33,9 +33,15 @@ if TYPE_CHECKING:
     from ._deq import DeqSolution as DeqSolution
     from ._deq import DeqWeights as DeqWeights
     from ._deq import solve_deq as solve_deq
+    from ._equivalent_data import EquivalentKernels as EquivalentKernels
+    from ._equivalent_data import equivalent_kernels as equivalent_kernels
     from ._exact import ExactKernels as ExactKernels
+    from ._exact import KernelEngine as KernelEngine
     from ._exact import exact_kernels as exact_kernels
     from ._exact import ntk_limit as ntk_limit
+    from ._kernels import kernel_diagonal as kernel_diagonal
+    from ._kernels import kernels as kernels
+    from ._mixture_spec import load_mixture as load_mixture
     from ._ntk import EmpiricalKernels as EmpiricalKernels
     from ._ntk import empirical_kernels as empirical_kernels
     from ._ntk import ntk_from_solution as ntk_from_solution
@@ -44,6 +50,11 @@ if TYPE_CHECKING:
     from ._report import report_dict as report_dict
     from ._report import report_json as report_json
     from ._report import report_text as report_text
+    from ._sklearn import DEQKernel as DEQKernel
+    from ._spectrum import KernelSpectrum as KernelSpectrum
+    from ._spectrum import MonteCarloSpectrum as MonteCarloSpectrum
+    from ._spectrum import SpectrumReport as SpectrumReport
+    from ._spectrum import spectrum as spectrum
     from ._sweep import SweepPoint as SweepPoint
     from ._sweep import ValidationConfig as ValidationConfig
     from ._sweep import ValidationResult as ValidationResult
@@ -88,6 +99,18 @@ _EXPORTS = {
     "ValidationConfig": "_sweep",
     "ValidationResult": "_sweep",
     "run_validation": "_sweep",
+    # issue 22: spectra and kernels on the user's data
+    "EquivalentKernels": "_equivalent_data",
+    "equivalent_kernels": "_equivalent_data",
+    "KernelEngine": "_exact",
+    "kernel_diagonal": "_kernels",
+    "kernels": "_kernels",
+    "load_mixture": "_mixture_spec",
+    "DEQKernel": "_sklearn",
+    "KernelSpectrum": "_spectrum",
+    "MonteCarloSpectrum": "_spectrum",
+    "SpectrumReport": "_spectrum",
+    "spectrum": "_spectrum",
 }
 
 __all__ = sorted(_EXPORTS)

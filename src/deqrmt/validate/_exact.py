@@ -16,12 +16,17 @@ The matrix fixed point decouples, which is what makes it fast:
 
 The iteration has a unique attracting fixed point when σ_a² E[φ'²] < 1 (slides, Assumption
 (3)); the Newton step divides by 1 − Ġ_ij > 0 there.
+
+Nothing couples different pairs, so the same engine (:class:`KernelEngine`) gives cross kernels
+G*(x_i, x'_j) between two data sets, and works through row blocks of ~2^17 entries: besides the
+result, memory stays O(block · n).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -31,7 +36,9 @@ from ._bivariate import bivariate, diagonal_moments
 from ._pointwise import CenteredActivation
 from ._threads import torch_threads
 
-__all__ = ["ExactKernels", "exact_kernels", "ntk_limit"]
+__all__ = [
+    "ExactKernels", "KernelEngine", "diagonal_kernel", "exact_kernels", "fill_blocks", "ntk_limit",
+]  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,10 +87,7 @@ def ntk_limit(
 
     which for (a, A) is the slides' `K* = G*/(1 − Ġ*)`.
     """
-    if not trainable or not set(trainable) <= {"a", "A", "B"}:
-        raise InvalidArgument(
-            f"trainable must be a non-empty subset of a, A, B; got {trainable!r}."
-        )
+    _check_trainable(trainable)
     w = 1 / (1 - Gdot)
     K = G.copy() if "a" in trainable else np.zeros_like(G)
     if "A" in trainable:
@@ -113,6 +117,175 @@ def _solve_diagonal(
         if float(step.abs().max()) <= tol * float(q.max()):
             return q
     raise NoConvergence("the diagonal fixed point q = σ_a² g(q) + σ_b²‖x‖² did not converge.")
+
+
+class KernelEngine:
+    r"""The pairwise fixed point G_ij = F(G_ij) for the rows of X1 against X1 or X2, block by block.
+
+    Args:
+      act: the centred activation.
+      X1, X2: data, p × n1 and p × n2 (columns are samples), already on ``device`` in float64;
+        X2 None for the symmetric kernel of X1.
+      method, tol, nodes, max_iter: see :func:`exact_kernels`.
+
+    Attributes:
+      q: the diagonal pre-activation variances Λ*_ii of X1's samples then X2's.
+      g_diag, d_diag: `g(q_i)` and `E[φ_c'(√q_i ξ)²]` per sample (the univariate entries).
+    """
+
+    def __init__(
+        self,
+        act: CenteredActivation,
+        X1: torch.Tensor,
+        X2: torch.Tensor | None,
+        sigma_a2: float,
+        sigma_b2: float,
+        *,
+        method: str = "auto",
+        tol: float = 1e-13,
+        nodes: int = 25,
+        max_iter: int = 60,
+    ) -> None:
+        if method not in {"auto", "mehler", "conditional", "gauss-hermite"}:
+            raise InvalidArgument(
+                f"method must be auto, mehler, conditional or gauss-hermite, got {method!r}."
+            )
+        self.X1, self.X2 = X1, X2
+        self.n1 = int(X1.shape[1])
+        self.n2 = int(X2.shape[1]) if X2 is not None else self.n1
+        self.sigma_a2, self.sigma_b2 = sigma_a2, sigma_b2
+        self.max_iter = max_iter
+        self.newton = method != "gauss-hermite"
+        sq = (X1 * X1).sum(0) if X2 is None else torch.cat([(X1 * X1).sum(0), (X2 * X2).sum(0)])
+        self.q = _solve_diagonal(act, sq, sigma_a2, sigma_b2, 1e-14)
+        g_diag, _, d_diag = diagonal_moments(act, self.q)
+        assert d_diag is not None
+        self.g_diag, self.d_diag = g_diag, d_diag
+        self.biv = bivariate(act, self.q, method=method, tol=tol / 10, nodes=nodes)
+        self.stop = tol * float(g_diag.abs().max())
+        self.evaluations = 0
+        # Row blocks of ~2^17 entries: large enough to amortise torch's per-call overhead,
+        # small enough to stay in cache through the Horner loop.
+        self.block = max(8, 2**17 // max(self.n2, 1))
+
+    @property
+    def symmetric(self) -> bool:
+        return self.X2 is None
+
+    def row_blocks(self) -> list[tuple[int, int]]:
+        return [(r0, min(self.n1, r0 + self.block)) for r0 in range(0, self.n1, self.block)]
+
+    def solve(self, r0: int, r1: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+        """(G, Ġ, XᵀX') for rows r0:r1 against columns r0:n1 (symmetric) or all of X2.
+
+        In the symmetric case the pairs i = j of the block hold placeholders (the caller writes
+        the univariate values).
+        """
+        sa2 = self.sigma_a2
+        device = self.q.device
+        if self.symmetric:
+            rows, cols = slice(r0, r1), slice(r0, self.n1)
+            gram = self.X1[:, rows].T @ self.X1[:, cols]
+            ar = torch.arange(r0, r1, device=device)
+            on_diag = ar[:, None] == torch.arange(r0, self.n1, device=device)[None, :]
+        else:
+            assert self.X2 is not None
+            rows, cols = slice(r0, r1), slice(self.n1, self.n1 + self.n2)
+            gram = self.X1[:, rows].T @ self.X2
+            on_diag = None
+        base = self.sigma_b2 * gram
+        g = torch.zeros_like(base)
+        biv = self.biv
+        for it in range(1, self.max_iter + 1):  # noqa: B007 - `it` is read after the loop
+            f, df = biv(rows, cols, sa2 * g + base)
+            gdot = df.mul_(sa2)
+            if self.newton:
+                if bool((gdot >= 1).any()):
+                    raise ContractionError(
+                        "Ġ ≥ 1 for some pair: the kernel map is not a contraction; lower sigma_a2."
+                    )
+                # Newton on the scalar equation G = F(G): the step is (F − G)/(1 − Ġ).
+                step = f.sub_(g).div_(1 - gdot)
+            else:
+                step = f.sub_(g)
+            if on_diag is not None:
+                # Pairs i = j are overwritten by the univariate values; the bivariate evaluators
+                # treat them loosely, so keep them out of the Newton test.
+                step.masked_fill_(on_diag, 0.0)
+            g.add_(step)
+            # Quadratic convergence: once the step is ≤ stop, the iterate is exact to ~stop²,
+            # and Ġ, evaluated one step back, is off by ~F''·stop.
+            if float(step.abs().max()) <= self.stop:
+                break
+        else:
+            raise NoConvergence(
+                f"the off-diagonal kernel fixed point did not converge in {self.max_iter} "
+                f"evaluations (last step {float(step.abs().max()):.3g}); lower sigma_a2."
+            )
+        if not self.newton:
+            gdot = sa2 * biv(rows, cols, sa2 * g + base)[1]
+        self.evaluations = max(self.evaluations, it)
+        return g, gdot, gram, it
+
+    def diagonal(self, every: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(G*_ii, Ġ*_ii) of X1's samples (``every``: X2's too), the univariate fixed point."""
+        k = self.q.shape[0] if every else self.n1
+        return _checked_diagonal(self.g_diag[:k], self.d_diag[:k], self.sigma_a2)
+
+
+def _checked_diagonal(
+    g: torch.Tensor, d: torch.Tensor, sigma_a2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    gd = sigma_a2 * d.cpu().numpy()
+    if (gd >= 1).any():
+        raise ContractionError(
+            "Ġ* ≥ 1 on the diagonal: K* = G*/(1 − Ġ*) is undefined; lower sigma_a2."
+        )
+    return g.cpu().numpy(), gd
+
+
+def diagonal_kernel(
+    act: CenteredActivation, sq_norms: torch.Tensor, sigma_a2: float, sigma_b2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(G*_ii, Ġ*_ii) for samples of squared norms ``sq_norms``: the univariate fixed point only."""
+    q = _solve_diagonal(act, sq_norms.to(torch.float64), sigma_a2, sigma_b2, 1e-14)
+    g, _, d = diagonal_moments(act, q)
+    assert d is not None
+    return _checked_diagonal(g, d, sigma_a2)
+
+
+def fill_blocks(
+    engine: KernelEngine,
+    outputs: dict[str, np.ndarray],
+    per_block: Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]],
+    diagonal: dict[str, np.ndarray] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """Run ``engine`` over its row blocks, writing ``per_block(G, Ġ, XᵀX')`` into ``outputs``.
+
+    Symmetric kernels: only the upper triangle is computed, and every block is mirrored in place
+    (no n × n temporaries); ``diagonal`` then holds the values written on the diagonal.
+    """
+    blocks = engine.row_blocks()
+    for k, (r0, r1) in enumerate(blocks):
+        g, gd, gram, _ = engine.solve(r0, r1)
+        parts = per_block(g.cpu().numpy(), gd.cpu().numpy(), gram.cpu().numpy())
+        for name, blk in parts.items():
+            out = outputs[name]
+            if engine.symmetric:
+                w = r1 - r0
+                out[r0:r1, r1:] = blk[:, w:]
+                out[r1:, r0:r1] = blk[:, w:].T
+                sq = np.triu(blk[:, :w], 1)
+                out[r0:r1, r0:r1] = sq + sq.T
+            else:
+                out[r0:r1] = blk
+        if progress is not None:
+            progress(k + 1, len(blocks))
+    if engine.symmetric and diagonal:
+        idx = np.arange(engine.n1)
+        for name, values in diagonal.items():
+            outputs[name][idx, idx] = values
 
 
 def exact_kernels(
@@ -155,106 +328,43 @@ def exact_kernels(
       >>> bool(np.allclose(ex.G, ex.G.T)), ex.method
       (True, 'arcsine')
     """
+    _check_trainable(trainable)
     # Elementwise-bound: one CPU thread is fastest (see ._threads); a GPU is unaffected.
     with torch_threads(1 if torch.device(device).type == "cpu" else torch.get_num_threads()):
-        return _exact_kernels(
-            act, X, sigma_a2, sigma_b2, method, tol, nodes, device, max_iter, tuple(trainable)
+        t0 = time.perf_counter()
+        Xt = torch.as_tensor(X, dtype=torch.float64, device=device)
+        engine = KernelEngine(
+            act, Xt, None, sigma_a2, sigma_b2, method=method, tol=tol, nodes=nodes,
+            max_iter=max_iter,
+        )  # fmt: skip
+        n = engine.n1
+        G = np.zeros((n, n))
+        Gd = np.zeros((n, n))
+        g_diag, gd_diag = engine.diagonal()
+        fill_blocks(
+            engine,
+            {"G": G, "Gdot": Gd},
+            lambda g, gd, _gram: {"G": g, "Gdot": gd},
+            {"G": g_diag, "Gdot": gd_diag},
+        )
+        gram = (Xt.T @ Xt).cpu().numpy() if "B" in trainable else np.zeros((0, 0))
+        biv = engine.biv
+        return ExactKernels(
+            G=G,
+            Gdot=Gd,
+            K=ntk_limit(G, Gd, gram, sigma_a2, sigma_b2, tuple(trainable)),
+            q=engine.q.cpu().numpy(),
+            method=biv.method,
+            evaluations=engine.evaluations,
+            degree=int(getattr(biv, "degree_used", 0)),
+            fallback_pairs=int(getattr(biv, "fallback_pairs", 0)),
+            seconds=time.perf_counter() - t0,
+            trainable=tuple(trainable),
         )
 
 
-def _exact_kernels(
-    act: CenteredActivation,
-    X: np.ndarray | torch.Tensor,
-    sigma_a2: float,
-    sigma_b2: float,
-    method: str,
-    tol: float,
-    nodes: int,
-    device: str | torch.device,
-    max_iter: int,
-    trainable: tuple[str, ...],
-) -> ExactKernels:
+def _check_trainable(trainable: tuple[str, ...]) -> None:
     if not trainable or not set(trainable) <= {"a", "A", "B"}:
         raise InvalidArgument(
             f"trainable must be a non-empty subset of a, A, B; got {trainable!r}."
         )
-    if method not in {"auto", "mehler", "conditional", "gauss-hermite"}:
-        raise InvalidArgument(
-            f"method must be auto, mehler, conditional or gauss-hermite, got {method!r}."
-        )
-    t0 = time.perf_counter()
-    dt = torch.float64
-    Xt = torch.as_tensor(X, dtype=dt, device=device)
-    n = Xt.shape[1]
-    gram = Xt.T @ Xt
-    q = _solve_diagonal(act, torch.diagonal(gram).clone(), sigma_a2, sigma_b2, 1e-14)
-    g_diag, _, d_diag = diagonal_moments(act, q)
-    assert d_diag is not None
-    newton = method != "gauss-hermite"
-    biv = bivariate(act, q, method=method, tol=tol / 10, nodes=nodes)
-    stop = tol * float(g_diag.abs().max())
-    G = torch.zeros((n, n), dtype=dt, device=device)
-    Gd = torch.zeros((n, n), dtype=dt, device=device)
-    # Row blocks of the upper triangle, ~2^17 entries each: large enough to amortise torch's
-    # per-call overhead, small enough to stay in cache through the Horner loop.
-    block = max(8, 2**17 // max(n, 1))
-    most = 0
-    for r0 in range(0, n, block):
-        rows, cols = slice(r0, min(n, r0 + block)), slice(r0, n)
-        base = sigma_b2 * gram[rows, cols]
-        g = torch.zeros_like(base)
-        # Pairs i = j of this block are overwritten by the univariate values below; the
-        # bivariate evaluators treat them loosely, so keep them out of the Newton test.
-        ar = torch.arange(rows.start, rows.stop, device=device)
-        on_diag = ar[:, None] == torch.arange(cols.start, n, device=device)[None, :]
-        for it in range(1, max_iter + 1):  # noqa: B007 - `it` is read after the loop
-            f, df = biv(rows, cols, sigma_a2 * g + base)
-            gdot = df.mul_(sigma_a2)
-            if newton:
-                if bool((gdot >= 1).any()):
-                    raise ContractionError(
-                        "Ġ ≥ 1 for some pair: the kernel map is not a contraction; lower sigma_a2."
-                    )
-                # Newton on the scalar equation G = F(G): the step is (F − G)/(1 − Ġ).
-                step = f.sub_(g).div_(1 - gdot)
-            else:
-                step = f.sub_(g)
-            step.masked_fill_(on_diag, 0.0)
-            g.add_(step)
-            # Quadratic convergence: once the step is ≤ stop, the iterate is exact to ~stop²,
-            # and Ġ, evaluated one step back, is off by ~F''·stop.
-            if float(step.abs().max()) <= stop:
-                break
-        else:
-            raise NoConvergence(
-                f"the off-diagonal kernel fixed point did not converge in {max_iter} evaluations "
-                f"(last step {float(step.abs().max()):.3g}); lower sigma_a2."
-            )
-        most = max(most, it)
-        if not newton:
-            gdot = sigma_a2 * biv(rows, cols, sigma_a2 * g + base)[1]
-        G[rows, cols] = g
-        Gd[rows, cols] = gdot
-    Gn = G.cpu().numpy()
-    Gdn = Gd.cpu().numpy()
-    Gn = np.triu(Gn, 1) + np.triu(Gn, 1).T
-    Gdn = np.triu(Gdn, 1) + np.triu(Gdn, 1).T
-    idx = np.arange(n)
-    Gn[idx, idx] = g_diag.cpu().numpy()
-    Gdn[idx, idx] = sigma_a2 * d_diag.cpu().numpy()
-    if (Gdn >= 1).any():
-        raise ContractionError(
-            "Ġ* ≥ 1 on the diagonal: K* = G*/(1 − Ġ*) is undefined; lower sigma_a2."
-        )
-    return ExactKernels(
-        G=Gn,
-        Gdot=Gdn,
-        K=ntk_limit(Gn, Gdn, gram.cpu().numpy(), sigma_a2, sigma_b2, trainable),
-        q=q.cpu().numpy(),
-        method=biv.method,
-        evaluations=most,
-        degree=int(getattr(biv, "degree_used", 0)),
-        fallback_pairs=int(getattr(biv, "fallback_pairs", 0)),
-        seconds=time.perf_counter() - t0,
-        trainable=trainable,
-    )

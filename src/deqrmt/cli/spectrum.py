@@ -1,0 +1,284 @@
+"""``deqrmt spectrum ACT``: the predicted eigenvalue laws of the DEQ's CK and NTK.
+
+The density, support, atoms, spikes and eigenvector alignments of the equivalent kernels' limiting
+spectra (HLD 2023 sphere setting, or the ICML 2024 Gaussian mixture), and with ``--mc`` the
+sampled spectra of the exact kernels (and of a finite-width DEQ) with their Kolmogorov distance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+from typing import Any
+
+from .._errors import InvalidArgument, MissingExtra
+from ._common import (
+    add_activation,
+    add_command,
+    add_force,
+    add_json,
+    add_problem,
+    print_json,
+    print_stderr,
+    validate_extra,
+)
+
+__all__ = ["NAME", "register", "run"]
+
+NAME = "spectrum"
+PLOT_NAME = "spectrum.png"
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    p = add_command(
+        subparsers,
+        NAME,
+        help="predicted eigenvalue density, support, spikes and alignments of the CK and NTK "
+        "(--mc and --plot need the [validate] extra)",
+        description="The limiting eigenvalue distributions of the DEQ's conjugate kernel and "
+        "NTK, read off their high-dimensional equivalents: for data on the sphere (HLD 2023) an "
+        "affine image of the Marchenko–Pastur law plus the spike of the 11ᵀ term; for a Gaussian "
+        "mixture (ICML 2024) the fixed point of the mixture's resolvent plus the spikes of the "
+        "class means and of the ψ, t, T terms, with their eigenvectors' class alignments.  "
+        "--mc samples the data and compares the exact kernels' eigenvalues with the prediction.",
+        epilog="exit codes: 0 ok (with --mc: the sampled spectra match), 1 an --mc check failed, "
+        "2 bad input.",
+    )
+    add_activation(p)
+    p.add_argument(
+        "--data",
+        choices=("sphere", "gmm"),
+        default="sphere",
+        help="sphere: n points uniform on the sphere of dimension d, φ as given (HLD 2023); "
+        "gmm: the paper's two-class Gaussian mixture at p = round(0.8 n), or --mixture, φ "
+        "centred at τ* (ICML 2024)",
+    )
+    p.add_argument(
+        "--mixture",
+        default=None,
+        metavar="FILE.toml",
+        help="a Gaussian mixture with diagonal covariances (p, [[class]] weight, mean, "
+        "mean_offset, variance; see docs/json.md); implies --data gmm (default: the preset)",
+    )
+    p.add_argument(
+        "--enn",
+        default=None,
+        metavar="DESIGN.json",
+        help="with --data gmm: a designed ENN (`deqrmt design --json`): its predicted spectrum, "
+        "and with --mc its exact kernel's eigenvalues against the DEQ's law (default: none)",
+    )
+    p.add_argument(
+        "--n",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of samples = matrix size (default: 1000 for the sphere, 1024 for gmm)",
+    )
+    p.add_argument(
+        "--d",
+        type=int,
+        default=None,
+        metavar="D",
+        help="data dimension (default: 1200 for the sphere; round(0.8 n) for the preset)",
+    )
+    add_problem(p, tau0=False)
+    p.add_argument(
+        "--mc",
+        action="store_true",
+        help="sample the data, compute the exact kernels and compare their eigenvalues with the "
+        "prediction (default: prediction only)",
+    )
+    p.add_argument(
+        "--width",
+        type=int,
+        default=None,
+        metavar="M",
+        help="with --mc, also one finite-width DEQ of width M (default: none)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the sampled data and networks")
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=("auto", "cpu", "cuda"),
+        help="for --mc; auto uses CUDA when available",
+    )
+    p.add_argument(
+        "--max-ks",
+        type=float,
+        default=0.05,
+        help="--mc fails (exit 1) when the Kolmogorov distance of a sampled bulk exceeds this",
+    )
+    p.add_argument(
+        "--max-spike-error",
+        type=float,
+        default=0.05,
+        help="--mc fails (exit 1) when the top spike is off by more than this (relative)",
+    )
+    p.add_argument("--points", type=int, default=801, help="points of the predicted density's grid")
+    p.add_argument(
+        "--plot",
+        default=None,
+        metavar="DIR",
+        help=f"write {PLOT_NAME} (HLD 2023 Figure 1 layout) into DIR (needs matplotlib; "
+        "default: no plot)",
+    )
+    add_force(p)
+    add_json(p)
+    return p
+
+
+def _need_matplotlib() -> None:
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise MissingExtra(
+            f"`deqrmt {NAME} --plot` needs matplotlib: pip install 'deqrmt[validate]' "
+            "(missing: matplotlib)."
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._io import check_directory, check_output
+    from ..symbolic import get_activation
+
+    get_activation(args.activation)  # bad text is refused before anything is computed
+    if args.points < 64 or args.points > 20001:
+        raise InvalidArgument(f"--points must be in [64, 20001], got {args.points}.")
+    if args.width is not None and not args.mc:
+        raise InvalidArgument("--width needs --mc (a finite DEQ is a Monte Carlo sample).")
+    if args.plot:  # refuse an unusable plot path or a missing matplotlib before the work
+        _need_matplotlib()
+        check_directory(args.plot)
+        if os.path.isdir(args.plot):
+            check_output(os.path.join(args.plot, PLOT_NAME), force=args.force)
+    design = None
+    if args.enn is not None:
+        from .certify import _check_deq, _read_design
+
+        design = _read_design(args.enn)
+        _check_deq(None, design["setting"]["deq"], args.enn)  # the design's DEQ parses
+        _same_deq(args.activation, design["setting"]["deq"], args.enn)
+    mixture = None
+    data = args.data
+    if args.mixture is not None:
+        from ..validate._mixture_spec import load_mixture
+
+        mixture = load_mixture(args.mixture)
+        data = "gmm"
+    if args.mc:
+        with validate_extra(NAME):
+            report = _compute(args, data, mixture, design)
+    else:
+        report = _compute(args, data, mixture, design)
+    if args.plot:
+        _write_plot(args, report)
+    if args.json:
+        print_json(args, report.to_dict())
+    else:
+        _print(report)
+    if report.passed is False:
+        return 1
+    return 0
+
+
+def _same_deq(given: str, theirs: str, path: str) -> None:
+    import sympy as sp
+
+    from ..symbolic import get_activation
+
+    a, b = get_activation(given).expr, get_activation(theirs).expr
+    if a != b and sp.simplify(a - b) != 0:
+        raise InvalidArgument(
+            f"ACT {given!r} is not the DEQ the design {path!r} was solved for ({theirs!r}); "
+            f"give ACT {theirs!r}, or design an ENN for {given!r} (`deqrmt design`)."
+        )
+
+
+def _compute(args: argparse.Namespace, data: str, mixture: Any, design: Any) -> Any:
+    from ..validate._spectrum import spectrum
+
+    steps = 1 + (2 + (args.width is not None) + (design is not None) + 2 if args.mc else 0)
+    bar = None
+    if args.mc and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps, file=sys.stderr, desc=f"spectrum {args.activation}", leave=False)
+
+    def progress(label: str) -> None:
+        if bar is not None:
+            bar.set_postfix_str(label)
+            bar.update(1)
+
+    try:
+        return spectrum(
+            args.activation, data=data, n=args.n, d=args.d, mixture=mixture,
+            sigma_a2=args.sigma_a2, sigma_b2=args.sigma_b2, mc=args.mc, width=args.width,
+            seed=args.seed, device=args.device, max_ks=args.max_ks,
+            max_spike_error=args.max_spike_error, points=args.points, enn=design,
+            progress=progress,
+        )  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _print(report: Any) -> None:
+    s = report.setting
+    where = (
+        f"data uniform on the sphere, n = {s['n']}, d = {s['d']} (HLD 2023)"
+        if s["kind"] == "sphere"
+        else f"Gaussian mixture ({s['preset']}), n = {s['n']}, p = {s['p']}, classes "
+        f"{s['counts']}, τ0 = {float(s['tau0']):.6g} (ICML 2024)"
+    )
+    print(
+        f"spectrum {report.activation}: φ(x) = {report.expression}, σ_a² = {report.sigma_a2}, "
+        f"σ_b² = {report.sigma_b2}; {where}"
+    )
+    for ks in report.kernels():
+        law = ks.law
+        eq = ", ".join(f"{k} = {v:.6g}" for k, v in ks.coefficients.items())
+        print(f"\n{ks.kind.upper()}  (equivalent: {eq})")
+        support = " ∪ ".join(f"[{a:.6g}, {b:.6g}]" for a, b in law.support) or "—"
+        print(f"  support      {support}")
+        for loc, mass in law.atoms:
+            print(f"  atom         {loc:.6g} with mass {mass:.6g}")
+        if not law.alignments:
+            print("  spikes       none")
+        for a in law.alignments:
+            times = f" (×{a.multiplicity})" if a.multiplicity > 1 else ""
+            cls = ", ".join(f"{v:.4f}" for v in a.classes)
+            print(f"  spike        {a.eigenvalue:.8g}{times}   class alignment [{cls}]")
+        if ks.explicit is not None:
+            elaw, ecoef = ks.explicit
+            eq2 = ", ".join(f"{k} = {v:.6g}" for k, v in ecoef.items())
+            sp = ", ".join(f"{v:.6g}" for v in elaw.spikes[:3]) or "none"
+            print(f"  designed ENN ({eq2}): spikes {sp}")
+        for smp in ks.samples:
+            c = smp.check
+            spikes = ", ".join(
+                f"{v:.6g} ({e:.2%})" for v, e in zip(c.spikes[:3], c.spike_errors[:3], strict=False)
+            )
+            print(
+                f"  sampled {smp.label:<8} Kolmogorov {c.distance:.4f} (bulk of {c.bulk}; with "
+                f"atoms {c.distance_with_atoms:.4f})" + (f"; spikes {spikes}" if spikes else "")
+            )
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.passed is not None:
+        print("\nPASSED" if report.passed else "\nREJECTED: " + "; ".join(report.reasons))
+
+
+def _write_plot(args: argparse.Namespace, report: Any) -> None:
+    from .._io import write_directory
+
+    def produce(tmp: str) -> list[str]:
+        from ..validate._spectrum_plot import plot_spectrum
+
+        return [str(plot_spectrum(report, os.path.join(tmp, PLOT_NAME)))]
+
+    for path in write_directory(args.plot, produce, force=args.force):
+        print_stderr(f"wrote {path}")

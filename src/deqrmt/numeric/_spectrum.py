@@ -1,0 +1,530 @@
+r"""Predicted eigenvalue spectra of the equivalent kernels: density, support, atoms, spikes, alignments.
+
+Both settings give an equivalent kernel of the form "bulk + low rank" (numpy only, no torch):
+
+**Gaussian mixture** (ICML 2024, Theorems 1–2).  For √p x_i ~ N(μ_a, C_a), X = (M Jᵀ + W)/√p
+with W's columns ~ N(0, C_a); with Z = W/√p, Y = √c₁ Z and c₀ = d − τ0² c₁,
+
+    Ḡ = c₁ XᵀX + V C Vᵀ + (d − τ0² c₁) I = YᵀY + c₀ I + U Ω Uᵀ,   U = [J/√p, YᵀE, ψ],
+    Ω = [[c₁ RᵀR + c₂ ttᵀ + c₃ T,  √c₁ Rᵀ,  c₂ t],
+         [√c₁ R,                    0,       0  ],
+         [c₂ tᵀ,                    0,       c₂ ]],
+
+where M = E R (E: orthonormal basis of the span of the means) and (c₁, c₂, c₃, d) =
+(α*₁, α*₂, α*₃, γ*²) for Ḡ, (β*₁, β*₂, β*₃, κ*²) for K̄.  The bulk YᵀY + c₀I has the law of
+:class:`~._resolvent.MixtureGram` shifted by c₀ (with an atom at c₀ of mass 1 − p/n when p < n).
+
+**Sphere** (HLD 2023, Theorems 1, 3).  Ḡ = α 11ᵀ + β XᵀX + μ I with x_i uniform on S^{d−1}:
+the bulk is the Marchenko–Pastur law of ratio n/d scaled by β and shifted by μ; the low-rank part
+is (1/√n)(α n)(1/√n)ᵀ.
+
+**Spikes.**  An eigenvalue λ of bulk + UΩUᵀ outside the bulk's support solves
+`det(I + Ω H(λ)) = 0`, H the deterministic equivalent of UᵀQ(λ)U, Q = (bulk − λ)^{-1}:
+
+    H = blockdiag( diag((n_a/p) q_a),  Eᵀ(I − T̄)E,  Σ_a 2 (n_a/p) T_aa q_a ),
+
+(the off-diagonal blocks vanish: odd in Y, or sums of O(p^{-1/2}) terms of random sign; the ψ
+block uses E[ψ_i²] = 2 tr C_a²/p² = 2 T_aa/p).  Above the bulk H is negative definite and
+S(λ) = Ω + H(λ)^{-1} decreases (Loewner order), so the k-th largest eigenvalue of S crosses zero
+exactly once: bisection finds every spike, repeated ones included.  Below the bulk, likewise with
+signs reversed; in the gaps of the support, by sign changes of the determinant.
+
+**Alignments.**  The spectral projector of an isolated eigenvalue is −Res Q̃ (Q̃ the full
+resolvent), and UᵀQ̃U = H (I + ΩH)^{-1}; so the class-indicator alignment of the eigenvectors of λ
+is `Σ_k (v̂_kᵀ j_a)²/n_a = −(p/n_a) [H(λ) Res_λ (I + ΩH)^{-1}]_{aa}`, with
+Res = R (Lᵀ Ω H'(λ) R)^{-1} Lᵀ over the right/left null vectors R, L.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._errors import InvalidArgument, NoConvergence
+from ._resolvent import MixtureGram, marchenko_pastur_density, marchenko_pastur_edges
+
+__all__ = ["Alignment", "SpectralLaw", "mixture_spectrum", "sphere_spectrum"]
+
+Real = np.ndarray  # float64 arrays
+
+#: points of the density grid, shared among the support's intervals by length (≥ 48 each)
+GRID_POINTS = 801
+#: uniform scan that locates the support's intervals before their edges are bisected
+_SCAN_POINTS = 1600
+_REL_INSIDE = 1e-7
+
+
+@dataclasses.dataclass(frozen=True)
+class Alignment:
+    """One isolated eigenvalue λ (``multiplicity`` equal copies) and its eigenvectors' alignment.
+
+    ``classes[a]`` = Σ_k (v̂_kᵀ j_a)²/n_a over the eigenvectors v̂_k of λ, j_a the indicator of
+    class a (for the sphere one "class", the all-ones vector): a number in [0, 1], 0 when the
+    eigenvectors carry no class information.
+    """
+
+    eigenvalue: float
+    multiplicity: int
+    classes: tuple[float, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class SpectralLaw:
+    """The predicted eigenvalue distribution of an n × n equivalent kernel.
+
+    Attributes:
+      x, density: the absolutely continuous part on a grid (Chebyshev-clustered at the edges of
+        every support interval, so the square-root edges are resolved); it integrates to
+        ``1 − Σ atom masses``.
+      support: the intervals of the absolutely continuous part.
+      atoms: (location, mass) point masses of the bulk (an n − p-fold eigenvalue when p < n).
+      spikes: the isolated eigenvalues (each as often as its multiplicity), decreasing.
+      alignments: per distinct spike, its eigenvectors' class alignment.
+      n: the matrix size the law is for (spike counts are out of n).
+      setting: "sphere" or "mixture".
+    """
+
+    x: Real
+    density: Real
+    support: tuple[tuple[float, float], ...]
+    atoms: tuple[tuple[float, float], ...]
+    spikes: tuple[float, ...]
+    alignments: tuple[Alignment, ...]
+    n: int
+    setting: str
+    _cdf: Real = dataclasses.field(repr=False)
+
+    def cdf(self, t: Any, *, atoms: bool = True) -> Real:
+        """P(λ ≤ t) of the bulk law (spikes carry no mass); ``atoms=False``: the continuous part
+        alone, normalized to total mass 1."""
+        t = np.asarray(t, dtype=float)
+        cont = np.zeros_like(t)
+        if self.x.size:
+            cont = np.interp(t, self.x, self._cdf, left=0.0, right=float(self._cdf[-1]))
+        if not atoms:
+            total = float(self._cdf[-1]) if self._cdf.size else 0.0
+            return cont / total if total > 0 else cont
+        for loc, mass in self.atoms:
+            cont = cont + mass * (t >= loc)
+        return cont
+
+    @property
+    def bulk_edges(self) -> tuple[float, float]:
+        """The smallest and largest point of the bulk (support and atoms)."""
+        pts = [v for iv in self.support for v in iv] + [a for a, _ in self.atoms]
+        return (min(pts), max(pts)) if pts else (math.nan, math.nan)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "density": {"x": [float(v) for v in self.x], "y": [float(v) for v in self.density]},
+            "support": [[float(a), float(b)] for a, b in self.support],
+            "atoms": [{"location": float(a), "mass": float(m)} for a, m in self.atoms],
+            "spikes": [float(v) for v in self.spikes],
+            "alignments": [
+                {
+                    "eigenvalue": a.eigenvalue,
+                    "multiplicity": a.multiplicity,
+                    "classes": [float(v) for v in a.classes],
+                }
+                for a in self.alignments
+            ],
+        }
+
+
+# ---------------------------------------------------------------------------
+# The bulk: support, grid, CDF
+# ---------------------------------------------------------------------------
+
+
+def _chebyshev(a: float, b: float, k: int) -> tuple[Real, Real]:
+    """x_j = a + (b − a)(1 − cos θ_j)/2, θ_j = jπ/(k − 1), and dx/dθ."""
+    theta = np.linspace(0.0, np.pi, k)
+    x = a + (b - a) * (1 - np.cos(theta)) / 2
+    return x, (b - a) * np.sin(theta) / 2
+
+
+def _grid_law(
+    intervals: Sequence[tuple[float, float]], density: Any, points: int
+) -> tuple[Real, Real, Real]:
+    """Density and cumulative mass on Chebyshev grids over ``intervals`` (trapezoid in θ, where
+    the square-root edge behaviour becomes smooth)."""
+    total = sum(b - a for a, b in intervals) or 1.0
+    xs, ys, cs = [], [], []
+    acc = 0.0
+    for a, b in intervals:
+        k = max(48, int(points * (b - a) / total))
+        x, jac = _chebyshev(a, b, k)
+        y = np.zeros_like(x)
+        y[1:-1] = density(x[1:-1])
+        g = y * jac
+        dtheta = np.pi / (k - 1)
+        c = acc + np.concatenate([[0.0], np.cumsum((g[1:] + g[:-1]) / 2 * dtheta)])
+        acc = float(c[-1])
+        xs.append(x)
+        ys.append(y)
+        cs.append(c)
+    if not xs:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(cs)
+
+
+def _support(gram: MixtureGram) -> list[tuple[float, float]]:
+    """The intervals where the density is positive (w-coordinates: before the shift by c₀)."""
+    hi = 1.02 * gram.top()
+    x = np.linspace(0.0, hi, _SCAN_POINTS + 1)[1:]
+    f = gram.density(x)
+    if not (f > 0).any():
+        return []
+    thr = _REL_INSIDE * float(f.max())
+    inside = f > thr
+    edges = np.flatnonzero(np.diff(inside.astype(int)))
+    starts = ([0] if inside[0] else []) + [int(i) + 1 for i in edges if not inside[i]]
+    ends = [int(i) for i in edges if inside[i]] + ([len(x) - 1] if inside[-1] else [])
+    out = []
+    for s, e in zip(starts, ends, strict=True):
+        lo_out = x[s - 1] if s > 0 else 0.0
+        hi_out = x[e + 1] if e + 1 < len(x) else hi
+        a = _bisect_edge(gram, lo_out, x[s], thr)
+        b = _bisect_edge(gram, hi_out, x[e], thr)
+        out.append((a, b))
+    return out
+
+
+def _bisect_edge(gram: MixtureGram, outside: float, inside: float, thr: float) -> float:
+    # an interval reaching 0 (p = n): the edge is 0 itself
+    if outside == 0.0 and inside > 0 and gram.density(np.array([inside * 1e-6]))[0] > thr:
+        return 0.0
+    tol = 1e-13 * max(abs(outside), abs(inside))
+    for _ in range(60):
+        mid = 0.5 * (outside + inside)
+        if abs(inside - outside) <= tol or mid in (outside, inside):
+            break
+        if gram.density(np.array([mid]))[0] > thr:
+            inside = mid
+        else:
+            outside = mid
+    return inside
+
+
+# ---------------------------------------------------------------------------
+# The low-rank part: spikes and alignments
+# ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _LowRank:
+    """Ω and what H(λ) is built from (see the module docstring)."""
+
+    omega: Real  # (K + r + [1]) square
+    E_groups: Real  # (#groups, r, r): Σ_{k in group} E_k E_kᵀ
+    T_diag: Real | None  # T_aa for the ψ block, or None (no ψ: the sphere)
+    K: int
+    r: int
+
+
+def _h_blocks(gram: MixtureGram, low: _LowRank, lam: Real, c0: float) -> tuple[Real, Real]:
+    """H(λ) and H'(λ) (shape (N, D, D)) at real λ outside the bulk."""
+    w = np.asarray(lam, dtype=float) - c0
+    delta = gram.solve(w + 0j).real
+    ddelta = gram.derivative(w, delta)
+    q = 1.0 / (delta - w[:, None])
+    dq = -(ddelta - 1.0) * q * q
+    K, r = low.K, low.r
+    D = low.omega.shape[0]
+    N = w.shape[0]
+    H = np.zeros((N, D, D))
+    dH = np.zeros((N, D, D))
+    idx = np.arange(K)
+    H[:, idx, idx] = gram.nu * q
+    dH[:, idx, idx] = gram.nu * dq
+    if r:
+        tb, dtb = gram.tbar(w, delta, ddelta)
+        H[:, K : K + r, K : K + r] = np.einsum("ng,gij->nij", 1.0 - tb, low.E_groups)
+        dH[:, K : K + r, K : K + r] = np.einsum("ng,gij->nij", -dtb, low.E_groups)
+    if low.T_diag is not None:
+        H[:, -1, -1] = (2 * gram.nu * low.T_diag * q).sum(axis=1)
+        dH[:, -1, -1] = (2 * gram.nu * low.T_diag * dq).sum(axis=1)
+    return H, dH
+
+
+def _range_basis(H: Real) -> Real:
+    """An orthonormal basis of H's range (its null space, directions without noise, is fixed)."""
+    w, v = np.linalg.eigh(H)
+    keep = np.abs(w) > 1e-12 * max(float(np.abs(w).max()), 1e-300)
+    return v[:, keep]
+
+
+def _branch_roots(fn: Any, lo: float, hi: float, count: int, descending: bool) -> list[float]:
+    """Roots of the ordered eigenvalue branches ν_k(λ) of S(λ) = Ω + H^{-1} on (lo, hi).
+
+    ``descending``: S decreases from λ = lo (the bulk's top) to +∞ and the k-th largest
+    eigenvalue is positive at lo; else the region lies below the bulk (hi is its bottom) and
+    the k-th smallest eigenvalue is negative at hi.
+    """
+    roots = []
+    tol = 1e-14 * max(abs(lo), abs(hi))
+    for k in range(count):
+        a, b = lo, hi
+        for _ in range(200):
+            mid = 0.5 * (a + b)
+            if b - a <= tol or mid in (a, b):
+                break
+            nu = fn(mid)
+            if descending:
+                a, b = (mid, b) if nu[-1 - k] > 0 else (a, mid)
+            else:
+                a, b = (a, mid) if nu[k] < 0 else (mid, b)
+        roots.append(0.5 * (a + b))
+    return roots
+
+
+def _spikes(
+    gram: MixtureGram,
+    low: _LowRank,
+    c0: float,
+    bulk: list[tuple[float, float]],
+    atom: bool,
+) -> tuple[list[float], list[Alignment]]:
+    """Isolated eigenvalues above and below the bulk, in its gaps, with their alignments."""
+    if not np.any(low.omega):
+        return [], []
+    scale = max(gram.top(), abs(c0), 1e-300)
+    eps = 1e-9 * scale
+    top = c0 + (bulk[-1][1] if bulk else 0.0)
+    bottom = c0 + (bulk[0][0] if bulk else 0.0)
+    if not bulk:  # no bulk at all (c₁ = 0): the atom at c₀ is everything
+        top = bottom = c0
+    ref = np.array([top + 2 * scale + 1.0])
+    P = _range_basis(_h_blocks(gram, low, ref, c0)[0][0])
+    if P.shape[1] == 0:
+        return [], []
+    om = P.T @ low.omega @ P
+
+    def s_eigs(lam: float) -> Real:
+        H = P.T @ _h_blocks(gram, low, np.array([lam]), c0)[0][0] @ P
+        return np.linalg.eigvalsh(om + np.linalg.inv(H))
+
+    found: list[float] = []
+    # above the bulk
+    start = top + eps
+    n_up = int((s_eigs(start) > 0).sum())
+    if n_up:
+        hi = top + scale
+        while (s_eigs(hi) > 0).any():
+            hi = top + 2 * (hi - top)
+            if hi - top > 1e12 * scale:
+                raise NoConvergence("a spike grows without bound: the low-rank part is unbounded.")
+        found += _branch_roots(s_eigs, start, hi, n_up, descending=True)
+    # below the bulk (and below an atom at c₀, which sits at or under the bulk's bottom)
+    floor = (c0 if atom else bottom) - eps
+    n_down = int((s_eigs(floor) < 0).sum())
+    if n_down:
+        lo = floor - scale
+        while (s_eigs(lo) < 0).any():
+            lo = floor - 2 * (floor - lo)
+            if floor - lo > 1e12 * scale:
+                raise NoConvergence("a spike decreases without bound.")
+        found += _branch_roots(s_eigs, lo, floor, n_down, descending=False)
+    # gaps: between the atom and the bulk, and between support intervals
+    gaps = [(c0 + b1, c0 + a2) for (_, b1), (a2, _) in zip(bulk[:-1], bulk[1:], strict=False)]
+    if atom and bulk and bulk[0][0] > 0:
+        gaps.insert(0, (c0, c0 + bulk[0][0]))
+    for a, b in gaps:
+        found += _gap_roots(gram, low, P, c0, a + eps, b - eps)
+    found = sorted((float(v) for v in found), reverse=True)
+    return found, _alignments(gram, low, P, c0, found)
+
+
+def _gap_roots(
+    gram: MixtureGram, low: _LowRank, P: Real, c0: float, a: float, b: float
+) -> list[float]:
+    if not b > a:
+        return []
+    lam = np.linspace(a, b, 201)
+    H = P.T @ _h_blocks(gram, low, lam, c0)[0] @ P
+    om = P.T @ low.omega @ P
+    det = np.linalg.det(np.eye(P.shape[1]) + om @ H)
+    roots = []
+    for i in np.flatnonzero(np.sign(det[1:]) != np.sign(det[:-1])):
+        lo, hi = lam[i], lam[i + 1]
+        f_lo = det[i]
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            if hi - lo <= 1e-14 * max(abs(lo), abs(hi)) or mid in (lo, hi):
+                break
+            Hm = P.T @ _h_blocks(gram, low, np.array([mid]), c0)[0][0] @ P
+            f = np.linalg.det(np.eye(P.shape[1]) + om @ Hm)
+            if np.sign(f) == np.sign(f_lo):
+                lo, f_lo = mid, f
+            else:
+                hi = mid
+        roots.append(0.5 * (lo + hi))
+    return roots
+
+
+def _alignments(
+    gram: MixtureGram, low: _LowRank, P: Real, c0: float, spikes: list[float]
+) -> list[Alignment]:
+    out: list[Alignment] = []
+    i = 0
+    om = P.T @ low.omega @ P
+    eye = np.eye(P.shape[1])
+    while i < len(spikes):
+        j = i + 1
+        while j < len(spikes) and abs(spikes[j] - spikes[i]) <= 1e-8 * max(1.0, abs(spikes[i])):
+            j += 1
+        mult = j - i
+        lam = float(np.mean(spikes[i:j]))
+        Hf, dHf = _h_blocks(gram, low, np.array([lam]), c0)
+        H, dH = P.T @ Hf[0] @ P, P.T @ dHf[0] @ P
+        A = eye + om @ H
+        u, _, vt = np.linalg.svd(A)
+        R = vt[-mult:].T
+        L = u[:, -mult:]
+        res = R @ np.linalg.solve(L.T @ om @ dH @ R, L.T)
+        proj = -(P @ (H @ res) @ P.T)  # (J/√p)ᵀ Π (J/√p) block and the rest
+        counts = gram.nu * gram.p
+        cls = tuple(
+            float(np.clip(proj[a, a] * gram.p / counts[a], 0.0, 1.0)) + 0.0 for a in range(low.K)
+        )
+        out.append(Alignment(lam, mult, cls))
+        i = j
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The two settings
+# ---------------------------------------------------------------------------
+
+
+def _law(
+    gram: MixtureGram,
+    c0: float,
+    low: _LowRank,
+    setting: str,
+    *,
+    closed_form: Any = None,
+    intervals: list[tuple[float, float]] | None = None,
+    points: int = GRID_POINTS,
+) -> SpectralLaw:
+    atom_mass = gram.atom()
+    bulk = intervals if intervals is not None else (_support(gram) if gram.s.any() else [])
+    density = closed_form if closed_form is not None else gram.density
+    x, y, c = _grid_law(bulk, density, points)
+    cont = float(c[-1]) if c.size else 0.0
+    if abs(cont + atom_mass - 1.0) > 2e-3:
+        raise NoConvergence(
+            f"the predicted bulk has mass {cont + atom_mass:.5f}, not 1: the support was not "
+            "resolved (a very narrow interval?); this is a limitation of the grid."
+        )
+    atoms = ((c0, atom_mass),) if atom_mass > 0 else ()
+    spikes, aligned = _spikes(gram, low, c0, bulk, atom_mass > 0)
+    return SpectralLaw(
+        x=x + c0,
+        density=y,
+        support=tuple((float(a + c0), float(b + c0)) for a, b in bulk),
+        atoms=tuple((float(a), float(m)) for a, m in atoms),
+        spikes=tuple(spikes),
+        alignments=tuple(aligned),
+        n=gram.n,
+        setting=setting,
+        _cdf=c,
+    )
+
+
+def sphere_spectrum(
+    alpha: float, beta: float, mu: float, n: int, d: int, *, points: int = GRID_POINTS
+) -> SpectralLaw:
+    r"""The spectrum of α 11ᵀ + β XᵀX + μ I, x_i uniform on S^{d−1} (HLD 2023, Theorems 1, 3).
+
+    Bulk: Marchenko–Pastur of ratio n/d, scaled by β, shifted by μ (closed form); an atom at μ of
+    mass 1 − d/n when d < n.  Spike: the root of 1 + α n m(λ) = 0 (m the bulk's Stieltjes
+    transform), its eigenvector's alignment with 1/√n being 1/(α² n² m'(λ)).
+
+    Example:
+      >>> law = sphere_spectrum(0.0709, 0.893, 0.0357, 1000, 1200)
+      >>> [round(v, 3) for v in law.support[0]], round(law.spikes[0], 2)
+      ([0.042, 3.303], 71.84)
+    """
+    _check_size(n, "n")
+    _check_size(d, "d")
+    if not all(math.isfinite(v) for v in (alpha, beta, mu)) or beta < 0:
+        raise InvalidArgument(f"need finite α, β, μ with β ≥ 0, got {alpha!r}, {beta!r}, {mu!r}.")
+    gram = MixtureGram.from_variances(np.array([n]), np.full((1, d), float(beta)))
+    a, b = marchenko_pastur_edges(n / d, beta)
+    intervals = [(a, b)] if beta > 0 else []
+    low = _LowRank(
+        omega=np.array([[alpha * d]]), E_groups=np.zeros((1, 0, 0)), T_diag=None, K=1, r=0
+    )
+    return _law(
+        gram, mu, low, "sphere",
+        closed_form=lambda x: marchenko_pastur_density(x, n / d, beta),
+        intervals=intervals, points=points,
+    )  # fmt: skip
+
+
+def mixture_spectrum(
+    c1: float,
+    c2: float,
+    c3: float,
+    diag: float,
+    counts: Sequence[int] | NDArray[np.int64],
+    means: Real,
+    variances: Real,
+    *,
+    points: int = GRID_POINTS,
+) -> SpectralLaw:
+    r"""The spectrum of c₁XᵀX + VCVᵀ + (diag − τ0²c₁)I for a K-class mixture (ICML 2024, Thm 1–2).
+
+    Args:
+      c1, c2, c3, diag: (α*₁, α*₂, α*₃, γ*²) for the CK, (β*₁, β*₂, β*₃, κ*²) for the NTK.
+      counts: n_a, the class sizes (n = Σ n_a).
+      means: μ_a, shape (K, p), for √p x ~ N(μ_a, C_a).
+      variances: the diagonals of C_a, shape (K, p).
+
+    The statistics t, T, τ0 are the population ones for these n_a (:mod:`deqrmt.validate._data`).
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    means = np.asarray(means, dtype=float)
+    variances = np.asarray(variances, dtype=float)
+    K, p = variances.shape
+    if means.shape != (K, p):
+        raise InvalidArgument(f"means must have shape {(K, p)}, got {means.shape}.")
+    if not all(math.isfinite(v) for v in (c1, c2, c3, diag)) or c1 < 0:
+        raise InvalidArgument(f"need finite coefficients with c1 ≥ 0, got {(c1, c2, c3, diag)}.")
+    _check_size(int(counts.sum()), "n")
+    n = int(counts.sum())
+    tr = variances.sum(axis=1) / p  # tr C_a / p
+    tr0 = float((counts / n) @ tr)
+    t = (tr - tr0) * math.sqrt(p)
+    T = (variances @ variances.T) / p
+    tau0_2 = tr0
+    c0 = diag - tau0_2 * c1
+    gram = MixtureGram.from_variances(counts, c1 * variances)
+    # span of the means: M = E R
+    u, sv, vt = np.linalg.svd(means.T, full_matrices=False)
+    keep = sv > 1e-12 * max(float(sv.max()) if sv.size else 0.0, 1e-300)
+    E, R = u[:, keep], sv[keep, None] * vt[keep]
+    r = E.shape[1]
+    groups = int(gram.group.max()) + 1
+    Eg = np.zeros((groups, r, r))
+    np.add.at(Eg, gram.group, np.einsum("ki,kj->kij", E, E))
+    rc = math.sqrt(c1)
+    omega = np.zeros((K + r + 1, K + r + 1))
+    omega[:K, :K] = c1 * R.T @ R + c2 * np.outer(t, t) + c3 * T
+    omega[:K, K : K + r] = rc * R.T
+    omega[K : K + r, :K] = rc * R
+    omega[:K, -1] = omega[-1, :K] = c2 * t
+    omega[-1, -1] = c2
+    low = _LowRank(omega=omega, E_groups=Eg, T_diag=np.diag(T).copy(), K=K, r=r)
+    return _law(gram, c0, low, "mixture", points=points)
+
+
+def _check_size(v: int, name: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 2:
+        raise InvalidArgument(f"{name} must be an integer ≥ 2, got {name}={v!r}.")
