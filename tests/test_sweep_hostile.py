@@ -476,7 +476,7 @@ class Outcome:
         return self.rc == -signal.SIGKILL or "MemoryError" in self.err
 
 
-def run_console(case: Case, directory: Path) -> Outcome:
+def run_console(case: Case, directory: Path, timeout: float = TIMEOUT) -> Outcome:
     """``case`` through the console script, in ``directory`` (HOME and TMPDIR inside it)."""
     work = directory / "work"
     home, tmp = directory / "home", directory / "tmp"
@@ -492,7 +492,7 @@ def run_console(case: Case, directory: Path) -> Outcome:
         env=env, preexec_fn=_limit_memory, start_new_session=True,
     )  # fmt: skip
     try:
-        _, err = proc.communicate(timeout=TIMEOUT)
+        _, err = proc.communicate(timeout=timeout)
         rc: int | None = proc.returncode
     except subprocess.TimeoutExpired:
         rc, err = None, b""
@@ -529,20 +529,31 @@ def _scratch() -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def main() -> int:
-    """Run the corpus through the console script; print one line per case and the counts."""
+def main(argv: list[str] | None = None) -> int:
+    """Run the corpus through the console script; print one line per case and the counts.
+
+    ``--timeout S`` (default 60) is what counts as a hang; ``-k TEXT`` runs the cases whose id
+    contains TEXT.
+    """
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--timeout", type=float, default=TIMEOUT)
+    ap.add_argument("-k", default="")
+    args = ap.parse_args(argv)
+    hangs = f"hangs > {args.timeout:g} s"
     counts = dict.fromkeys(
-        ("cases", "tracebacks", "exit-70s", "hangs > 60 s", "killed for memory",
+        ("cases", "tracebacks", "exit-70s", hangs, "killed for memory",
          "files changed unnamed", "leftovers in HOME/TMPDIR", "wrong outcome"), 0,
     )  # fmt: skip
     with _scratch() as root:
         os.environ.setdefault("DEQRMT_CACHE_DIR", str(root / "cache"))
-        for i, case in enumerate(CASES):
-            out = run_console(case, root / f"{i:03d}")
+        for i, case in enumerate(c for c in CASES if args.k in c.id):
+            out = run_console(case, root / f"{i:03d}", args.timeout)
             counts["cases"] += 1
             counts["tracebacks"] += "Traceback" in out.err
             counts["exit-70s"] += out.rc == 70
-            counts["hangs > 60 s"] += out.hang
+            counts[hangs] += out.hang
             counts["killed for memory"] += out.killed_for_memory
             counts["files changed unnamed"] += bool(out.changed)
             counts["leftovers in HOME/TMPDIR"] += bool(out.leftovers)

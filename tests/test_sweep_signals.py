@@ -110,17 +110,19 @@ def _interrupt(tmp: Path, step: str, hold: bool, group: bool) -> tuple[int, str,
 
 
 def _cluster_processes(tmp: Path) -> list[str]:
-    """Live processes whose command line names this test's directory or the launcher started
-    for it (the launcher's scratch directory is private; its command line names the module)."""
+    """Live processes started for this test's sweep, other than this one: the launcher and its
+    worker processes inherit the environment, which names ``tmp`` (DEQRMT_TEST_PHASES)."""
     out = []
+    mark = f"DEQRMT_TEST_PHASES={tmp / 'phases.txt'}".encode()
     for pid in os.listdir("/proc"):
-        if not pid.isdigit():
+        if not pid.isdigit() or int(pid) == os.getpid():
             continue
         with contextlib.suppress(OSError):
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            env = Path(f"/proc/{pid}/environ").read_bytes()
-            if "deqrmt.sweep._launch" in cmd and str(tmp).encode() in env:
-                out.append(f"{pid}: {cmd[:120]}")
+            if mark in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+                    out.append(f"{pid}: {cmd.decode(errors='replace')[:120]}")
     return out
 
 
@@ -197,3 +199,64 @@ def test_the_twenty_moments_cover_the_whole_run() -> None:
     for step in ("cluster-spawn", "cluster-starting", "store-commit", "cluster-closing"):
         assert step in steps
     assert steps[0] == "store-opening" and steps[-1] == "summary"
+
+
+# --- the pieces, in-process ---------------------------------------------------------------------
+
+
+def test_deferred_interrupts_delay_ctrl_c_to_the_end_of_the_step() -> None:
+    from deqrmt.sweep._signals import deferred_interrupts
+
+    done = []
+    with pytest.raises(KeyboardInterrupt), deferred_interrupts() as seen:
+        signal.raise_signal(signal.SIGINT)  # delivered now: recorded, not raised
+        done.append("the step finished")
+        assert seen.count == 1
+    assert done == ["the step finished"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+    # Nested: the inner step passes the signal to the outer one, which raises at its end.
+    with pytest.raises(KeyboardInterrupt), deferred_interrupts() as outer:
+        with deferred_interrupts():
+            signal.raise_signal(signal.SIGINT)
+        assert outer.count == 1
+        done.append("the outer step finished")
+    assert done[-1] == "the outer step finished"
+    with deferred_interrupts() as quiet:  # no signal: nothing raised
+        pass
+    assert quiet.count == 0
+
+
+def test_a_cluster_that_does_not_start_is_a_scheduler_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The launcher's failure reaches the user as one SchedulerError quoting its last words,
+    and nothing is left behind (its private directory is removed)."""
+    import tempfile
+
+    from deqrmt._errors import SchedulerError
+    from deqrmt.sweep import _cluster
+
+    monkeypatch.setattr(_cluster, "LAUNCHER", "deqrmt.sweep._no_such_module")
+    before = set(os.listdir(tempfile.gettempdir()))
+    expected = pytest.raises(SchedulerError, match="did not start|exited while starting")
+    with expected as info, _cluster.launched_cluster(1):
+        pass
+    assert "No module named" in str(info.value)
+    after = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("deqrmt-sweep-")}
+    assert after <= before
+
+
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        ("tcp://127.0.0.1:8786", "tcp://127.0.0.1:8786"),
+        ("127.0.0.1:8786", "tcp://127.0.0.1:8786"),
+        ("TCP://node-7.cluster.local:9000/", "tcp://node-7.cluster.local:9000"),
+        ("tcp://[::1]:8786", "tcp://[::1]:8786"),
+        (" tcp://host:1 ", "tcp://host:1"),
+    ],
+)
+def test_scheduler_addresses_accepted(address: str, expected: str) -> None:
+    from deqrmt.sweep import check_scheduler
+
+    assert check_scheduler(address) == expected

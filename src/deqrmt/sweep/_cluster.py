@@ -11,7 +11,7 @@
   were the driver's children and had to be spawned with SIGINT ignored, which dropped a Ctrl-C
   that came during the start.)  The worker processes no longer re-import the caller's
   ``__main__``, and Dask's warnings and logs go to a private log, read only to explain a
-  failed start.
+  failed start.  At the end the driver terminates the launcher's process group.
 * :func:`check_scheduler` validates ``--scheduler``: ``tcp://HOST:PORT``; TLS, UCX and the other
   Dask transports need settings that a sweep cannot pass and are refused with a named error.
 """
@@ -50,12 +50,14 @@ __all__ = [
 ]
 
 INSTALL_HINT = "pip install 'deqrmt[sweep]'"
-#: Seconds the embedded cluster may take to start (its scheduler and every worker), and to close
-#: before its process group is killed.
+#: Seconds the embedded cluster may take to start (its scheduler and every worker), and to end
+#: after SIGTERM before its process group is killed.
 START_TIMEOUT = 300
 CLOSE_TIMEOUT = 30
 #: The first line the launcher prints starts with this (the rest is JSON).
 READY = "deqrmt-cluster "
+#: The module the launcher process runs (``python -P -m LAUNCHER``).
+LAUNCHER = "deqrmt.sweep._launch"
 
 #: Dask settings of the embedded cluster (and of every client this module opens).  It has no
 #: dashboard, so nobody reads the workers' statistical profiles or the system monitor's series;
@@ -267,19 +269,27 @@ def _await_address(proc: subprocess.Popen[bytes], log: Path, timeout: float) -> 
 
 
 def _stop(proc: subprocess.Popen[bytes], interrupts: Any) -> None:
-    """Close the launcher's stdin (it then closes the cluster and exits); if it has not exited
-    within :data:`CLOSE_TIMEOUT` s, or at a second Ctrl-C, kill its whole process group."""
+    """End the launcher's process group: SIGTERM, then SIGKILL after :data:`CLOSE_TIMEOUT` s
+    (or at a second Ctrl-C).
+
+    Not Dask's graceful close: by now every result is stored or abandoned, the workers hold
+    nothing anyone needs, their scratch space is the private directory removed next, and the
+    graceful close (retiring each worker through the scheduler, then the launcher's own exit)
+    took 2 s of a 10 s sweep on 2 busy cores.  The leader is reaped last, so its process-group
+    id cannot be reused while the group is signalled.
+    """
     with contextlib.suppress(OSError):
         if proc.stdin is not None:
-            proc.stdin.close()
+            proc.stdin.close()  # a launcher that has not read its stdin yet sees EOF too
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
     deadline = time.monotonic() + CLOSE_TIMEOUT
     while proc.poll() is None and time.monotonic() < deadline and interrupts.count < 2:
         with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=0.1)
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+            proc.wait(timeout=0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # stragglers (a worker past its SIGTERM)
+    proc.wait()
     with contextlib.suppress(OSError):
         if proc.stdout is not None:
             proc.stdout.close()
@@ -290,7 +300,7 @@ def launched_cluster(
     workers: int, gpus: int = 0, meanwhile: Callable[[], object] | None = None
 ) -> Iterator[str]:
     """Start :func:`embedded_cluster` in a launcher process with a process group of its own;
-    yield its scheduler address; close it (or kill its process group) on the way out.
+    yield its scheduler address; terminate the process group on the way out.
     ``meanwhile()`` runs while the cluster starts (the driver's own ``import distributed``,
     a second or two that then overlaps the launcher's).
 
@@ -309,7 +319,7 @@ def launched_cluster(
         p for p in (_package_root(), env.get("PYTHONPATH", "")) if p
     )
     argv = [
-        sys.executable, "-P", "-m", "deqrmt.sweep._launch",
+        sys.executable, "-P", "-m", LAUNCHER,
         "--workers", str(int(workers)), "--gpus", str(int(gpus)), "--scratch", str(tmp),
     ]  # fmt: skip
     proc: subprocess.Popen[bytes] | None = None

@@ -3,9 +3,10 @@
 Started by :func:`deqrmt.sweep._cluster.launched_cluster` in a process group of its own, with
 SIGINT ignored (its worker processes inherit that: a Ctrl-C is the driver's to handle).  It
 starts :func:`~deqrmt.sweep._cluster.embedded_cluster`, prints one line
-``deqrmt-cluster {"address": …}`` (or ``{"error": …}``) and waits until its stdin reaches EOF
-(the driver closed it, or died), then closes the cluster and exits.  EOF during the start exits
-at once; the workers follow (Dask's nanny processes exit when their parent does).
+``deqrmt-cluster {"address": …}`` (or ``{"error": …}``) and serves until the driver
+terminates its process group.  If the driver dies instead, the launcher reads EOF on its stdin
+and closes the cluster itself (at once if it was still starting); the workers follow (Dask's
+worker processes exit when their nanny's process does).
 """
 
 from __future__ import annotations
