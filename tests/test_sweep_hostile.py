@@ -246,6 +246,33 @@ def _plot_dir_esc(d: Path) -> list[str]:
     return [str(d / "spec.toml"), "--plot", str(d / ESC_DIR)]
 
 
+def _garbage_scheduler(d: Path) -> list[str]:
+    """A port that answers like a web server, not like Dask (the 8 bytes Dask reads as a frame
+    count become a 3 EiB allocation): on 127.0.0.1, a port the OS picks, for 60 s."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+
+    def serve() -> None:
+        deadline = time.monotonic() + 60
+        with server:
+            while time.monotonic() < deadline:
+                try:
+                    conn, _ = server.accept()
+                except OSError:
+                    continue
+                with conn, contextlib.suppress(OSError):
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 4)
+
+    threading.Thread(target=serve, daemon=True).start()
+    (d / "spec.toml").write_text(SPEC)
+    return [str(d / "spec.toml"), "--scheduler", f"tcp://127.0.0.1:{server.getsockname()[1]}"]
+
+
 def _scheduler(address: str) -> Callable[[Path], list[str]]:
     def setup(d: Path) -> list[str]:
         (d / "spec.toml").write_text(SPEC)
@@ -369,6 +396,7 @@ CASES = [
     Case("scheduler-escape", _scheduler("tcp://host\x1b[2J:8786"), SchedulerError),
     Case("scheduler-long-host", _scheduler("tcp://" + "a" * 5000 + ":8786"), SchedulerError),
     Case("scheduler-empty", _scheduler(""), SchedulerError),
+    Case("scheduler-not-dask", _garbage_scheduler, SchedulerError, 2, ("spec.sqlite",)),
     Case("workers-huge", lambda d: [*_spec(SPEC)(d), "--workers", "100000"], InvalidArgument),
 ]  # fmt: skip
 

@@ -26,6 +26,7 @@ import re
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,7 @@ __all__ = [
     "launched_cluster",
     "quiet_dask",
     "require_distributed",
+    "wait_reachable",
 ]
 
 INSTALL_HINT = "pip install 'deqrmt[sweep]'"
@@ -159,6 +161,39 @@ def check_scheduler(address: Any) -> str:
     if not 1 <= int(port) <= 65535:
         raise SchedulerError(f"scheduler {show(address)}: port {port} is not in 1–65535.")
     return f"tcp://{m.group('host')}:{int(port)}"
+
+
+def wait_reachable(address: str, timeout: float) -> None:
+    """Wait until ``tcp://HOST:PORT`` accepts a TCP connection (a scheduler still starting
+    refuses for a while), or raise :class:`SchedulerError`: a host that does not resolve at once,
+    a port still refusing after ``timeout`` s.
+
+    Plain sockets, so Ctrl-C interrupts it at once; Dask's own connect, which follows, then
+    only has to make the handshake with a scheduler that answers.
+    """
+    m = _ADDRESS.fullmatch(address.removeprefix("tcp://"))
+    assert m is not None and m.group("port") is not None, address
+    host, port = m.group("host").strip("[]"), int(m.group("port"))
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(
+                (host, port), timeout=max(0.1, deadline - time.monotonic())
+            ):
+                return
+        except socket.gaierror as e:
+            raise SchedulerError(
+                f"scheduler {show(address)}: the host does not resolve ({e.strerror}); check "
+                "the address (what `dask scheduler` prints)."
+            ) from None
+        except OSError as e:
+            if time.monotonic() >= deadline:
+                raise SchedulerError(
+                    f"cannot reach the Dask scheduler {show(address)} within {timeout:g} s "
+                    f"({e.strerror or type(e).__name__}); start one with `dask scheduler`, or "
+                    "leave out --scheduler to use an embedded cluster."
+                ) from None
+            time.sleep(0.2)
 
 
 # ---------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from ._cluster import (
     launched_cluster,
     quiet_dask,
     require_distributed,
+    wait_reachable,
 )
 from ._limits import show
 from ._signals import deferred_interrupts, phase
@@ -221,20 +222,27 @@ def _local_gpus() -> int:
 
 
 @contextlib.contextmanager
-def _client(distributed: Any, address: str, what: str) -> Iterator[Any]:
+def _client(address: str, what: str) -> Iterator[Any]:
     """A Dask client of ``address``, connected and closed with Ctrl-C deferred (a client cut in
     half keeps its event loop thread alive past the end of the process)."""
     client = None
     try:
         with deferred_interrupts(), dask_config():
             phase("client-connecting")
+            from ._quiet import SweepClient
+
             try:
-                client = distributed.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as e:
+                client = SweepClient(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            except (OSError, TimeoutError) as e:
                 raise SchedulerError(
                     f"cannot reach the Dask scheduler of {what} ({one_line(str(e))[:200]}); "
                     "check the address, start one with `dask scheduler`, or leave out "
                     "--scheduler to use an embedded cluster."
+                ) from None
+            except Exception as e:  # the port answered, but not as Dask does (MemoryError too)
+                raise SchedulerError(
+                    f"{what} did not answer as a Dask scheduler ({type(e).__name__}: "
+                    f"{one_line(str(e))[:200]}); give the address `dask scheduler` prints."
                 ) from None
             phase("client-connected")
         yield client
@@ -264,11 +272,12 @@ def _connect(scheduler: str | None, workers: int | None, gpus: int) -> Iterator[
             where = f"embedded cluster ({n} workers{gpu_note})"
             with (
                 launched_cluster(n, gpus, meanwhile=require_distributed) as address,
-                _client(require_distributed(), address, where) as c,
+                _client(address, where) as c,
             ):
                 yield c, where
             return
-        with _client(require_distributed(), scheduler, scheduler) as client:
+        wait_reachable(scheduler, CONNECT_TIMEOUT)  # interruptible, unlike Dask's connect
+        with _client(scheduler, scheduler) as client:
             try:
                 client.wait_for_workers(workers or 1, timeout=WORKER_WAIT)
             except TimeoutError:
