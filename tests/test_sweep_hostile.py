@@ -501,7 +501,15 @@ class Outcome:
 
     @property
     def killed_for_memory(self) -> bool:
-        return self.rc == -signal.SIGKILL or "MemoryError" in self.err
+        """Killed by the kernel (SIGKILL), or died of a MemoryError (not a refusal quoting one)."""
+        crashed = self.rc not in (0, 1, 2, 130)
+        return self.rc == -signal.SIGKILL or (crashed and "MemoryError" in self.err)
+
+
+def _matplotlib_cache(path: str) -> bool:
+    """matplotlib's own per-user font cache (``~/.cache/matplotlib``, and ``~/.config`` it
+    creates on the way): a library's cache, made by any use of matplotlib, not deqrmt's."""
+    return path in (".cache", ".config") or path.split(os.sep)[1:2] == ["matplotlib"]
 
 
 def run_console(case: Case, directory: Path, timeout: float = TIMEOUT) -> Outcome:
@@ -531,7 +539,8 @@ def run_console(case: Case, directory: Path, timeout: float = TIMEOUT) -> Outcom
             proc.communicate()
     seconds = time.monotonic() - t
     changed = _changed(before, _tree(work), case.named)
-    leftovers = [f"home/{p}" for p in _tree(home)] + [f"tmp/{p}" for p in _tree(tmp)]
+    leftovers = [f"home/{p}" for p in _tree(home) if not _matplotlib_cache(p)]
+    leftovers += [f"tmp/{p}" for p in _tree(tmp)]
     if (work / CANARY).exists():
         changed.append(CANARY)
     return Outcome(rc, err.decode("utf-8", "backslashreplace"), seconds, changed, leftovers)
@@ -593,6 +602,8 @@ def main(argv: list[str] | None = None) -> int:
                 counts["wrong outcome"] += 1
                 verdict = f"WRONG {str(e)[:200]!r}"
             line = out.err.strip().splitlines()[-1][:110] if out.err.strip() else ""
+            if out.leftovers:
+                line += f"  [left under HOME/TMPDIR: {', '.join(out.leftovers[:4])}]"
             print(f"{case.id:28s} rc={out.rc} {out.seconds:5.1f}s {verdict}  {line}", flush=True)
     print(json.dumps(counts, indent=1))
     return 0 if all(v == 0 for k, v in counts.items() if k != "cases") else 1
