@@ -40,7 +40,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         NAME,
         help="run a grid of coefficient/exact/validate/design/certify tasks on Dask (resumable)",
         description="Run every task of SPEC (TOML) that the store does not hold yet, on Dask's "
-        "distributed scheduler (an embedded LocalCluster, or --scheduler), storing each result "
+        "distributed scheduler (an embedded cluster, or --scheduler), storing each result "
         "as it arrives. The same command again computes only what is missing; Ctrl-C stops "
         "cleanly. The spec format: examples/sweep.toml.",
         epilog="exit codes: 0 every task stored without error; 1 some tasks failed or are "
@@ -97,10 +97,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the sweep; print a progress bar (on a terminal), the summary, and write plots."""
     import importlib.util
 
-    from ..sweep import check_scheduler, load_spec, run_sweep, write_plots
+    from ..sweep import SweepProgress, check_scheduler, load_spec, run_sweep, write_plots
     from ..sweep._cluster import INSTALL_HINT
     from ..sweep._plots import check_plot_directory
-    from ..sweep._run import SweepProgress
 
     # Every input is checked before anything starts: the spec, the scheduler, the plot target.
     spec = load_spec(args.spec)

@@ -22,9 +22,9 @@ from ._cluster import QUIET_DASK as QUIET_DASK
 from ._cluster import check_scheduler as check_scheduler
 from ._cluster import embedded_cluster as embedded_cluster
 from ._plots import write_plots as write_plots
-from ._run import GroupSummary as GroupSummary
-from ._run import SweepProgress as SweepProgress
-from ._run import SweepResult as SweepResult
+from ._result import GroupSummary as GroupSummary
+from ._result import SweepProgress as SweepProgress
+from ._result import SweepResult as SweepResult
 from ._run import largest_first as largest_first
 from ._run import run_sweep as run_sweep
 from ._spec import KINDS as KINDS

@@ -43,9 +43,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
-import stat
-import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -55,6 +52,7 @@ from .. import __version__
 from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, SpecError
 from . import _limits
 from ._limits import show
+from ._toml import parse_toml, read_spec
 
 __all__ = ["KINDS", "SweepSpec", "Task", "load_spec", "parse_spec", "task_key"]
 
@@ -262,74 +260,6 @@ def _strings(value: Any, where: str) -> list[str]:
 
 def _unique(items: list[Any]) -> list[Any]:
     return list(dict.fromkeys(items))
-
-
-# ---------------------------------------------------------------------------
-# The TOML text: size and nesting before tomllib sees it
-# ---------------------------------------------------------------------------
-
-#: What the nesting scan must see past: strings (their brackets and dots are text) and comments.
-_TOKENS = re.compile(
-    r'"""(?:[^\\]|\\.)*?"""'  # multi-line basic string
-    r"|'''.*?'''"  # multi-line literal string
-    r'|"(?:[^"\\\n]|\\.)*"'  # basic string
-    r"|'[^'\n]*'"  # literal string
-    r"|#[^\n]*"  # comment
-    r"|[\[\]{}.\n]",
-    re.S,
-)
-
-
-def _check_nesting(text: str, name: str) -> None:
-    """Refuse a TOML text nested deeper than :data:`MAX_DEPTH`, before parsing it.
-
-    tomllib recurses on brackets (``[[[…]]]`` is a RecursionError) and is quadratic in the parts
-    of a dotted key (``a.a.a…`` with 10⁵ parts exhausted the machine's memory).  A dot counts
-    as a key separator unless it sits between two digits (``0.25``, ``12:00:00.5``).
-    """
-    depth = deepest = dots = most = 0
-    for m in _TOKENS.finditer(text):
-        tok = m.group()
-        if tok in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif tok in "]}":
-            depth = max(depth - 1, 0)
-        elif tok == ".":
-            i = m.start()
-            numeric = 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()
-            if not numeric:
-                dots += 1
-                most = max(most, dots)
-        elif tok == "\n":
-            dots = 0
-        if deepest > _limits.MAX_DEPTH or most + 1 > _limits.MAX_DEPTH:
-            what = "brackets [ { nest" if deepest > _limits.MAX_DEPTH else "a dotted key has"
-            raise BudgetExceeded(
-                f"{name}: {what} more than {_limits.MAX_DEPTH} levels (line "
-                f"{text.count(chr(10), 0, m.start()) + 1}); a sweep spec needs 2 — write flat "
-                "keys and one [kind] table per kind."
-            )
-
-
-def _toml(text: str, name: str) -> dict[str, Any]:
-    """The parsed TOML of a spec text within the size and nesting budgets."""
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > _limits.MAX_SPEC_BYTES:
-        raise BudgetExceeded(
-            f"{name} is {size} bytes; the limit is {_limits.MAX_SPEC_BYTES} (docs/limits.md): "
-            'a spec lists axes, not tasks — use ranges ("start:stop:count") and counts '
-            "(seeds = 10)."
-        )
-    _check_nesting(text, name)
-    try:
-        return tomllib.loads(text)
-    except RecursionError:  # the scan above should have refused it first
-        raise BudgetExceeded(
-            f"{name} nests too deep to parse; a sweep spec needs 2 levels."
-        ) from None
-    except ValueError as e:  # TOMLDecodeError, or an integer literal of > 4300 digits
-        raise SpecError(f"{name} is not valid TOML: {str(e)[:200]}.") from None
 
 
 # ---------------------------------------------------------------------------
@@ -592,7 +522,7 @@ def parse_spec(text: str, *, source: str | os.PathLike[str] | None = None) -> Sw
     if not isinstance(text, str):
         raise SpecError(f"a spec is TOML text, got {type(text).__name__}.")
     name = _plain(os.fspath(source)) if source is not None else "<spec>"
-    raw = _toml(text, name)
+    raw = parse_toml(text, name)
     v = raw.get("kind")
     if v is None:
         raise SpecError(f"{name}: the key kind is missing; choose from {', '.join(KINDS)}.")
@@ -651,62 +581,6 @@ def parse_spec(text: str, *, source: str | os.PathLike[str] | None = None) -> Sw
     )
 
 
-_FILE_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _read_spec(path: str) -> bytes:
-    """The bytes of the spec file at ``path``: a regular file of at most MAX_SPEC_BYTES.
-
-    Opened non-blocking and checked with ``fstat`` before any read, so a FIFO (which would
-    block until a writer comes), a device (``/dev/zero`` never ends) or a directory is refused
-    at once, and a file that grows while read is cut at the budget.
-    """
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        raise SpecError(f"cannot read the sweep spec {show(path)}: {e.strerror}.") from None
-    except ValueError:  # an embedded NUL
-        raise SpecError(f"cannot read the sweep spec {show(path)}: invalid path.") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            what = next((w for test, w in _FILE_KINDS if test(st.st_mode)), "not a regular file")
-            raise SpecError(
-                f"the sweep spec {show(path)} is {what}, not a regular file; give the path of a "
-                "SPEC.toml file."
-            )
-        limit = _limits.MAX_SPEC_BYTES
-        if st.st_size > limit:
-            raise BudgetExceeded(
-                f"the sweep spec {show(path)} is {st.st_size} bytes; the limit is {limit} "
-                "(docs/limits.md): a spec lists axes, not tasks."
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise BudgetExceeded(
-                f"the sweep spec {show(path)} grew past {limit} bytes while being read."
-            )
-        return b"".join(chunks)
-    except OSError as e:
-        raise SpecError(f"cannot read the sweep spec {show(path)}: {e.strerror}.") from None
-    finally:
-        os.close(fd)
-
-
 def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read and validate ``path`` (see :func:`parse_spec`); it must be a regular file of at
     most :data:`deqrmt.sweep._limits.MAX_SPEC_BYTES` bytes, in UTF-8."""
@@ -716,9 +590,4 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
         raise SpecError(f"a spec path is a string or a path, got {type(path).__name__}.") from None
     if not isinstance(name, str):
         name = os.fsdecode(name)
-    data = _read_spec(name)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(f"the sweep spec {show(name)} is not UTF-8 text.") from None
-    return parse_spec(text, source=name)
+    return parse_spec(read_spec(name), source=name)
