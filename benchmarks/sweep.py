@@ -30,9 +30,9 @@ with its own embedded cluster (start-up and warm-up included).
 
 Two more measurements, each on its own:
 
-* ``--memory``: the peak memory (RSS) of single ``exact``/``validate`` tasks in fresh
-  processes against :func:`deqrmt.sweep._limits.task_bytes`, the estimate a spec's n and m are
-  budgeted by (it must not be below what is measured).
+* ``--memory``: the peak memory (RSS) of a fresh process running one ``exact``/``validate``
+  task against :func:`deqrmt.sweep._limits.task_bytes`, the estimate a spec's n and m are
+  budgeted by (at large n, m it must not be below what is measured).
 * ``--overhead``: a 9-task sweep of cheap coefficient tasks through the console script, three
   times, with the steps' times from the test hook ``DEQRMT_TEST_PHASES``: the embedded
   cluster's start (its launcher process, scheduler and worker) and close, against the whole.
@@ -101,11 +101,9 @@ from deqrmt.sweep import execute, parse_spec
 kind, n, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 extra = f"\\nm = [{m}]" if kind == "validate" else ""
 spec = parse_spec(f'kind = "{kind}"\\nactivations = "relu"\\nsigma_a2 = 0.2\\nn = [{n}]\\ndps = 15' + extra)
-import numpy, torch  # the libraries' own footprint is in the baseline
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 r = execute(kind, spec.tasks[0].inputs, "cpu")
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"base": base, "peak": peak, "error": r["error"]}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # the whole process's peak
+print(json.dumps({"peak": peak, "error": r["error"]}))
 """
 
 
@@ -123,7 +121,7 @@ def memory() -> None:
         )  # fmt: skip
         r = json.loads(out.stdout.strip().splitlines()[-1])
         assert r["error"] is None, r["error"]
-        used = r["peak"] - r["base"] + 64 * 2**20  # + the estimate's fixed overhead
+        used = r["peak"]
         est = task_bytes(n, round(0.8 * n), m)
         print(f"{kind:9s} {n:5d} {m:5d} {size_text(used):>10s} {size_text(est):>10s}  "
               f"{est / used:.2f}")  # fmt: skip

@@ -451,7 +451,7 @@ def _check_memory(kind: str, s: Mapping[str, Any]) -> None:
     where = s["n_where"] + (f", {s['m_where']}" if kind == "validate" else "")
     raise BudgetExceeded(
         f"{where}: {'an' if kind[0] in 'aeiou' else 'a'} {kind} task with {what} (p = {p}) needs about "
-        f"{_limits.size_text(need)} of memory (8·(12n² + 4np + 2m² + 4m(n+p)) bytes), more "
+        f"{_limits.size_text(need)} of memory (8·(12n² + 4np + 2m² + 4m(n+p)) bytes + 256 MiB), more "
         f"than this machine's {_limits.size_text(have)}; use a smaller n"
         + (" or m" if kind == "validate" else "")
         + "."
