@@ -28,12 +28,23 @@ session) the ceiling is far below the core count, and ``ceiling / sweep`` is Das
 overhead.  ``--cold`` adds the end-to-end numbers: a fresh serial subprocess vs ``run_sweep``
 with its own embedded cluster (start-up and warm-up included).
 
+Two more measurements, each on its own:
+
+* ``--memory``: the peak memory (RSS) of a fresh process running one ``exact``/``validate``
+  task against :func:`deqrmt.sweep._limits.task_bytes`, the estimate a spec's n and m are
+  budgeted by (at large n, m it must not be below what is measured).
+* ``--overhead``: a 9-task sweep of cheap coefficient tasks through the console script, three
+  times, with the steps' times from the test hook ``DEQRMT_TEST_PHASES``: the embedded
+  cluster's start (its launcher process, scheduler and worker) and close, against the whole.
+
 Usage: python benchmarks/sweep.py [--dps 40] [--workers N] [--rounds 5] [--cold]
+       python benchmarks/sweep.py --memory | --overhead
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -84,6 +95,71 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+_MEMORY_PROBE = """
+import json, resource, sys
+from deqrmt.sweep import execute, parse_spec
+kind, n, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+extra = f"\\nm = [{m}]" if kind == "validate" else ""
+spec = parse_spec(f'kind = "{kind}"\\nactivations = "relu"\\nsigma_a2 = 0.2\\nn = [{n}]\\ndps = 15' + extra)
+r = execute(kind, spec.tasks[0].inputs, "cpu")
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # the whole process's peak
+print(json.dumps({"peak": peak, "error": r["error"]}))
+"""
+
+
+def memory() -> None:
+    """Measured peak RSS of one task vs the budget's estimate (fresh process per point)."""
+    from deqrmt.sweep._limits import size_text, task_bytes
+
+    print(f"load average before: {_load()}")
+    print(f"{'kind':9s} {'n':>5s} {'m':>5s} {'measured':>10s} {'estimate':>10s}  estimate/measured")
+    for kind, n, m in [("exact", 256, 0), ("exact", 1024, 0), ("exact", 2048, 0),
+                       ("validate", 256, 1024), ("validate", 256, 4096), ("validate", 1024, 512)]:  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", _MEMORY_PROBE, kind, str(n), str(m)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        assert r["error"] is None, r["error"]
+        used = r["peak"]
+        est = task_bytes(n, round(0.8 * n), m)
+        print(f"{kind:9s} {n:5d} {m:5d} {size_text(used):>10s} {size_text(est):>10s}  "
+              f"{est / used:.2f}")  # fmt: skip
+    print(f"load average after:  {_load()}")
+
+
+_OVERHEAD_SPEC = (
+    'kind = "coefficients"\nactivations = ["relu", "abs(x)", "leaky_relu(0.1)"]\n'
+    'sigma_a2 = "0.1:0.5:3"\ndps = 12\n'
+)
+
+
+def overhead(runs: int = 3) -> None:
+    """The embedded cluster's start and close within a small sweep's wall time."""
+    print(f"load average before: {_load()}")
+    script = Path(sys.executable).parent / "deqrmt"
+    for i in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            spec = Path(tmp) / "spec.toml"
+            spec.write_text(_OVERHEAD_SPEC)
+            phases = Path(tmp) / "phases.txt"
+            env = dict(os.environ, DEQRMT_TEST_PHASES=str(phases))
+            t = time.time()
+            subprocess.run([str(script), "sweep", str(spec), "--workers", "1"], env=env,
+                           capture_output=True, check=True)  # fmt: skip
+            wall = time.time() - t
+            at = {}
+            for line in phases.read_text().splitlines():
+                name, stamp = line.split()
+                at.setdefault(name, float(stamp))
+            start = at["cluster-ready"] - at["cluster-spawn"]
+            close = at["cluster-closed"] - at["cluster-closing"]
+            tasks = at["all-stored"] - at["submitted"]
+            print(f"run {i + 1}: wall {wall:5.2f} s; cluster start {start:4.2f} s, 9 tasks "
+                  f"{tasks:4.2f} s, cluster close {close:4.2f} s, before the store opened "
+                  f"{at['store-opening'] - t:4.2f} s (load {_load()})", flush=True)  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dps", type=int, default=40)
@@ -92,7 +168,15 @@ def main() -> None:
         "--rounds", type=int, default=5, help="interleaved rounds (median ratio, best of each)"
     )
     ap.add_argument("--cold", action="store_true", help="also time both end to end, cold")
+    ap.add_argument("--memory", action="store_true", help="only: task memory vs its estimate")
+    ap.add_argument("--overhead", action="store_true", help="only: the cluster's start and close")
     args = ap.parse_args()
+    if args.memory:
+        memory()
+        return
+    if args.overhead:
+        overhead()
+        return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 

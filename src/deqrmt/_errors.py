@@ -16,7 +16,9 @@ __all__ = [
     "NoReachableInterpolant",
     "ParseError",
     "PrecisionLoss",
+    "SchedulerError",
     "SpecError",
+    "StoreError",
     "UnknownActivation",
     "UnknownTrainable",
 ]
@@ -76,6 +78,17 @@ class UnknownTrainable(InvalidArgument):
 
 class SpecError(InvalidArgument):
     """A sweep specification (SPEC.toml) is malformed; the message names the table, key and value."""
+
+
+class StoreError(InvalidArgument):
+    """A sweep's results store cannot be used: not a regular file (a link, a FIFO, a device), not
+    a deqrmt store (another schema, a view, a trigger), or a row that does not validate (a store
+    changed outside deqrmt); the message names the store, the table or row, and the fix."""
+
+
+class SchedulerError(InvalidArgument):
+    """A Dask scheduler address is malformed or unsupported (``tcp://HOST:PORT`` is), the
+    scheduler cannot be reached, or the embedded cluster did not start."""
 
 
 class FileError(DeqrmtError, OSError):

@@ -1,9 +1,11 @@
 """``deqrmt sweep SPEC.toml``: run a grid of tasks on Dask, resumable, with a summary and plots.
 
 Building the parser imports neither dask nor torch.  Exit status: 0 when every task of the
-spec is stored without an error, 1 when some failed (or are missing), 130 after Ctrl-C (what
-is stored stays stored; the same command resumes); bad input raises
-:class:`deqrmt.DeqrmtError` subclasses, which the main CLI prints as one line (exit 2).
+spec is stored without an error, 1 when some failed (or are missing), 130 after Ctrl-C at any
+moment (one line ``deqrmt: interrupted; …``; what is stored stays stored; the same command
+resumes); bad input (the spec, the store, the scheduler address, the plot directory) raises
+:class:`deqrmt.DeqrmtError` subclasses, which the main CLI prints as one line (exit 2), all of
+them before any work.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import argparse
 import sys
 from typing import Any
 
-from .._errors import InvalidArgument, MissingExtra
-from ._common import add_command, add_json, print_json
+from .._errors import FileError, MissingExtra
+from .._text import print_stderr
+from ._common import add_command, add_force, add_json, print_json
 
 __all__ = ["NAME", "register", "run"]
 
@@ -37,7 +40,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         NAME,
         help="run a grid of coefficient/exact/validate/design/certify tasks on Dask (resumable)",
         description="Run every task of SPEC (TOML) that the store does not hold yet, on Dask's "
-        "distributed scheduler (an embedded LocalCluster, or --scheduler), storing each result "
+        "distributed scheduler (an embedded cluster, or --scheduler), storing each result "
         "as it arrives. The same command again computes only what is missing; Ctrl-C stops "
         "cleanly. The spec format: examples/sweep.toml.",
         epilog="exit codes: 0 every task stored without error; 1 some tasks failed or are "
@@ -54,7 +57,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "--scheduler",
         metavar="tcp://HOST:PORT",
         default=None,
-        help="address of a running Dask scheduler (default: start an embedded LocalCluster)",
+        help="address of a running Dask scheduler, tcp://HOST:PORT (default: start an embedded "
+        "cluster, which needs no port and starts no HTTP server)",
     )
     p.add_argument(
         "--workers",
@@ -76,9 +80,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "--plot",
         metavar="DIR",
         default=None,
-        help="write coefficients.png, error_vs_n.png and error_heatmap.png into DIR "
-        "(default: no plots)",
+        help="write coefficients.png, error_vs_n.png and error_heatmap.png into DIR; existing "
+        "PNGs are replaced only with --force (default: no plots)",
     )
+    add_force(p)
     p.add_argument(
         "--retry-failed",
         action="store_true",
@@ -90,10 +95,21 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; print a progress bar (on a terminal), the summary, and write plots."""
-    from ..sweep import load_spec, run_sweep, write_plots
-    from ..sweep._run import INSTALL_HINT, SweepProgress
+    import importlib.util
 
-    spec = load_spec(args.spec)  # spec errors before anything starts
+    from ..sweep import SweepProgress, check_scheduler, load_spec, run_sweep, write_plots
+    from ..sweep._cluster import INSTALL_HINT
+    from ..sweep._plots import check_plot_directory
+
+    # Every input is checked before anything starts: the spec, the scheduler, the plot target.
+    spec = load_spec(args.spec)
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
+    force = bool(getattr(args, "force", False))
+    if args.plot:
+        if importlib.util.find_spec("matplotlib") is None:
+            raise MissingExtra(f"--plot needs matplotlib; {INSTALL_HINT}.")
+        check_plot_directory(args.plot, force=force)
     bar: Any = None
     if sys.stderr.isatty() and not args.json:
         try:
@@ -127,13 +143,17 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     plots: list[str] = []
-    if args.plot:
+    if args.plot and not result.interrupted:
         try:
-            plots = [str(p) for p in write_plots(result.store, args.plot, keys=spec.keys)]
+            plots = [
+                str(p) for p in write_plots(result.store, args.plot, keys=spec.keys, force=force)
+            ]
         except ImportError as e:
             raise MissingExtra(f"--plot needs matplotlib ({e}); {INSTALL_HINT}.") from None
+        except FileError:
+            raise
         except OSError as e:
-            raise InvalidArgument(f"cannot write plots into {args.plot!r}: {e.strerror}.") from None
+            raise FileError(f"cannot write plots into {args.plot!r}: {e.strerror}.") from None
     if args.json:
         d = result.to_dict()
         d["plots"] = plots
@@ -141,11 +161,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.table())
         if plots:
-            print("wrote " + ", ".join(plots), file=sys.stderr)
+            print_stderr("wrote " + ", ".join(plots))
     if result.interrupted:
-        print(
-            "deqrmt: sweep interrupted; stored results are kept, run the same command to resume",
-            file=sys.stderr,
+        rest = "; run the same command to resume" if result.missing else ""
+        print_stderr(
+            f"deqrmt: interrupted; {result.completed} results of this run stored in "
+            f"{result.store}{rest}"
         )
         return 130
     return 0 if result.ok else 1

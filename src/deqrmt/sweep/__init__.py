@@ -2,7 +2,7 @@
 
 The orchestration layer above :mod:`deqrmt.numeric` and :mod:`deqrmt.validate`: a SPEC.toml
 grid (:func:`load_spec`) becomes keyed tasks, which :func:`run_sweep` runs on Dask's distributed
-scheduler (an embedded ``LocalCluster`` or ``tcp://HOST:PORT``) and stores, one transaction per
+scheduler (an embedded cluster or ``tcp://HOST:PORT``) and stores, one transaction per
 result, in a SQLite file (:class:`ResultStore`); :func:`write_plots` draws the PNGs.
 
 Importing this package imports neither dask nor torch; running a sweep needs the extra
@@ -14,13 +14,17 @@ Example:
   >>> print(result.table())                                  # doctest: +SKIP
 """
 
+from .._errors import BudgetExceeded as BudgetExceeded
+from .._errors import SchedulerError as SchedulerError
 from .._errors import SpecError as SpecError
+from .._errors import StoreError as StoreError
+from ._cluster import QUIET_DASK as QUIET_DASK
+from ._cluster import check_scheduler as check_scheduler
+from ._cluster import embedded_cluster as embedded_cluster
 from ._plots import write_plots as write_plots
-from ._run import QUIET_DASK as QUIET_DASK
-from ._run import GroupSummary as GroupSummary
-from ._run import SweepProgress as SweepProgress
-from ._run import SweepResult as SweepResult
-from ._run import embedded_cluster as embedded_cluster
+from ._result import GroupSummary as GroupSummary
+from ._result import SweepProgress as SweepProgress
+from ._result import SweepResult as SweepResult
 from ._run import largest_first as largest_first
 from ._run import run_sweep as run_sweep
 from ._spec import KINDS as KINDS
@@ -35,14 +39,18 @@ from ._tasks import execute as execute
 __all__ = [
     "KINDS",
     "QUIET_DASK",
+    "BudgetExceeded",
     "GroupSummary",
     "Record",
     "ResultStore",
+    "SchedulerError",
+    "StoreError",
     "SweepProgress",
     "SweepResult",
     "SpecError",
     "SweepSpec",
     "Task",
+    "check_scheduler",
     "embedded_cluster",
     "execute",
     "largest_first",

@@ -7,13 +7,17 @@ r"""PNG figures of a sweep's store (matplotlib's Agg canvas; no pyplot state, fi
   per σ_a², with an n^{−1/2} guide (the rate of Theorems 1–2), from ``exact``/``validate``.
 * ``error_heatmap.png``: the CK error over (σ_a², n), one panel per activation.
 
-A figure whose tasks are absent from the store is not written.
+A figure whose tasks are absent from the store is not written.  The figures are drawn into a
+private temporary directory and moved into place like every other output of deqrmt
+(:func:`deqrmt._io.write_directory`): atomically, never over an existing file without
+``force``, never onto a symbolic link, a FIFO or a device.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -21,9 +25,15 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from .._errors import StoreError
+from .._io import check_directory, check_output, write_directory
+from ._limits import show
 from ._store import Record, ResultStore
 
-__all__ = ["write_plots", "COEFFICIENT_KEYS", "ERROR_METRIC"]
+__all__ = ["COEFFICIENT_KEYS", "ERROR_METRIC", "PLOT_NAMES", "check_plot_directory", "write_plots"]
+
+#: The files :func:`write_plots` may write (each only when the store has its tasks).
+PLOT_NAMES = ("coefficients.png", "error_vs_n.png", "error_heatmap.png")
 
 COEFFICIENT_KEYS = (
     "tau_star", "gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4",
@@ -41,21 +51,56 @@ def _records(
     source: ResultStore | str | os.PathLike[str] | Iterable[Record], keys: Iterable[str] | None
 ) -> list[Record]:
     if isinstance(source, ResultStore):
-        return source.records(keys)
-    if isinstance(source, (str, os.PathLike)):
+        recs = source.records(keys)
+    elif isinstance(source, (str, os.PathLike)):
         with ResultStore(source) as st:
-            return st.records(keys)
-    wanted = None if keys is None else set(keys)
-    return [r for r in source if wanted is None or r.key in wanted]
+            recs = st.records(keys)
+    else:
+        wanted = None if keys is None else set(keys)
+        recs = [r for r in source if wanted is None or r.key in wanted]
+    for r in recs:
+        _check_plottable(r)
+    return recs
+
+
+_DECIMAL = re.compile(r"[0-9]{1,60}(\.[0-9]{1,60})?(/[0-9]{1,60})?")
+
+
+def _check_plottable(r: Record) -> None:
+    """The fields a figure reads, as a sweep writes them; a store row changed outside deqrmt
+    is a :class:`StoreError` here rather than an exception inside matplotlib.  (Failures are
+    not drawn.)"""
+    if not r.ok:
+        return
+    i, why = r.inputs, None
+    sa2 = i.get("sigma_a2")
+    if not isinstance(i.get("activation"), str):
+        why = "no activation"
+    elif not isinstance(sa2, str) or not _DECIMAL.fullmatch(sa2) or Fraction(sa2) == 0:
+        why = f"sigma_a2 = {show(sa2)}"
+    elif r.kind in ("exact", "validate") and (
+        not isinstance(i.get("n"), int) or isinstance(i.get("n"), bool) or i["n"] < 1
+    ):
+        why = f"n = {show(i.get('n'))}"
+    else:
+        floats = (r.outputs or {}).get("floats", {})
+        if not isinstance(floats, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in floats.values()
+        ):
+            why = "outputs.floats that are not numbers"
+    if why is not None:
+        raise StoreError(
+            f"the stored task {show(r.key)} has {why}, which a sweep never writes (a store "
+            "changed outside deqrmt); delete that row, or plot another store."
+        )
 
 
 def _save(fig: Any, path: Path) -> Path:
+    """Draw ``fig`` to ``path``: a file in a private directory (see :func:`write_plots`)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=110)
-    os.replace(tmp, path)
+    fig.savefig(path, dpi=110)
     return path
 
 
@@ -94,7 +139,10 @@ def coefficients_png(
     title: str | None = None,
 ) -> Path:
     """One panel per coefficient against σ_a², one line per label: ``lines[label]`` holds
-    (σ_a², {key: float}) points (a missing key, e.g. β* where the NTK diverges, is a gap)."""
+    (σ_a², {key: float}) points (a missing key, e.g. β* where the NTK diverges, is a gap).
+
+    Writes ``path`` directly: give a path in a private directory and move the file with
+    :func:`deqrmt._io.write_directory` (as ``deqrmt coefficients --plot`` does)."""
     from matplotlib.figure import Figure
 
     nrows, ncols = _grid(len(COEFFICIENT_KEYS), 5)
@@ -211,20 +259,40 @@ def _heatmap_png(recs: Sequence[Record], out: Path) -> Path | None:
     return _save(fig, out / "error_heatmap.png")
 
 
+def check_plot_directory(directory: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Raise :class:`deqrmt.FileError` now if :func:`write_plots` would refuse ``directory`` or
+    one of the files it may write there (so that a long sweep is not run for nothing)."""
+    check_directory(directory)
+    if os.path.isdir(directory):
+        for name in PLOT_NAMES:
+            check_output(os.path.join(directory, name), force=force)
+
+
 def write_plots(
     source: ResultStore | str | os.PathLike[str] | Iterable[Record],
     directory: str | os.PathLike[str],
     *,
     keys: Iterable[str] | None = None,
+    force: bool = False,
 ) -> list[Path]:
     """Write the sweep's PNGs into ``directory`` (created if needed); return their paths.
 
     Args:
       source: an open :class:`ResultStore`, the path of one, or records.
       keys: only these task keys (e.g. ``spec.keys``); default every stored record.
+      force: replace existing PNGs of the same names (never a link, a FIFO or a device).
+
+    Raises:
+      FileError: ``directory`` is not a directory, or a PNG there exists (without ``force``)
+        or is a link, a FIFO or a device; nothing was written.
+      StoreError: ``source`` is a store that cannot be used.
     """
+    check_plot_directory(directory, force=force)
     recs = _records(source, keys)
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [_coefficients_png(recs, out), _error_png(recs, out), _heatmap_png(recs, out)]
-    return [p for p in written if p is not None]
+
+    def produce(tmp: str) -> list[Path]:
+        out = Path(tmp)
+        written = [_coefficients_png(recs, out), _error_png(recs, out), _heatmap_png(recs, out)]
+        return [p for p in written if p is not None]
+
+    return [Path(p) for p in write_directory(directory, produce, force=force)]

@@ -1,235 +1,72 @@
 r"""Run a sweep on Dask's distributed scheduler: submit what is missing, store what comes back.
 
-* **Cluster.**  Default: an embedded ``LocalCluster`` on 127.0.0.1 with one single-threaded
-  worker process per core (the coefficient engine is pure Python/mpmath, so processes, not
-  threads, are what run in parallel).  ``scheduler="tcp://HOST:PORT"`` uses an existing cluster
-  (``dask scheduler`` + ``dask worker``), on one machine or many.
+* **Cluster.**  Default: an embedded cluster on 127.0.0.1 with one single-threaded worker
+  process per core (the coefficient engine is pure Python/mpmath, so processes, not threads,
+  are what run in parallel), started in a process group of its own and with no HTTP server
+  (:mod:`._cluster`).  ``scheduler="tcp://HOST:PORT"`` uses an existing cluster (``dask
+  scheduler`` + ``dask worker``), on one machine or many.
 * **GPUs** through Dask worker resources: with ``device="cuda"`` the torch tasks (``exact``,
   ``validate``) are submitted with ``resources={"GPU": 1}``, so they run only on workers started
   with ``--resources GPU=1``, one at a time per GPU; the CPU tasks run everywhere.  The embedded
   cluster gives its first k workers one GPU each (``CUDA_VISIBLE_DEVICES``).
 * **Resume.**  Only the tasks whose key is not in the store are submitted, longest first
   (:func:`largest_first`: by n, kind, digits and the seconds the store has seen per activation).
+  The stored rows of the spec's tasks are read and validated first: a row whose inputs are not
+  its task's is a :class:`deqrmt.StoreError`, before any work.
 * **Faults.**  A task lost with its worker is rescheduled by the Dask scheduler on another
   worker (up to ``distributed.scheduler.allowed-failures`` worker deaths, then ``KilledWorker``
   is recorded); a task that raised a non-deqrmt exception is retried ``retries`` times
   (Dask's ``retries=``); a deqrmt error is recorded at once.  Either way the sweep goes on.
 * **Writes** happen only here, in the driver, one transaction per result, as results arrive
-  (``as_completed``): Ctrl-C (SIGINT) stops the sweep cleanly and every stored result stays.
+  (``as_completed``).
+* **Ctrl-C** (SIGINT) at any moment, the cluster's start and close included, stops the sweep:
+  the steps that must not be cut (a store transaction, the client's connect and close, the
+  cluster's spawn and close) finish first (:mod:`._signals`), every stored result stays, and
+  the result says ``interrupted``; the same call resumes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import logging
 import math
 import os
 import shutil
-import signal
-import statistics
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidArgument, MissingExtra
+from .._errors import InvalidArgument, MissingExtra, SchedulerError, StoreError
+from .._text import one_line
+from ._cluster import (
+    CLOSE_TIMEOUT,
+    INSTALL_HINT,
+    QUIET_DASK,
+    check_scheduler,
+    launched_cluster,
+    quiet_dask,
+    require_distributed,
+    wait_reachable,
+)
+from ._limits import show
+from ._result import SweepProgress, SweepResult, summarise
+from ._signals import deferred_interrupts, phase
 from ._spec import TORCH_KINDS, SweepSpec, Task, load_spec
 from ._store import Record, ResultStore
 from ._tasks import execute
 
-__all__ = [
-    "QUIET_DASK",
-    "GroupSummary",
-    "SweepProgress",
-    "SweepResult",
-    "embedded_cluster",
-    "largest_first",
-    "require_distributed",
-    "run_sweep",
-]
+__all__ = ["largest_first", "run_sweep"]
 
-INSTALL_HINT = "pip install 'deqrmt[sweep]'"
 #: Seconds to wait for an external scheduler to answer, and for its first workers to connect.
 CONNECT_TIMEOUT = 30
 WORKER_WAIT = 120
-#: Seconds allowed to close the client and the embedded cluster.
-CLOSE_TIMEOUT = 30
 DEVICES = ("auto", "cpu", "cuda")
-
-
-def require_distributed() -> Any:
-    """``import distributed``, or a one-line :class:`MissingExtra` naming the extra."""
-    try:
-        import distributed
-    except ImportError as e:
-        raise MissingExtra(
-            f"deqrmt sweep runs on Dask's distributed scheduler, which is not installed ({e}); "
-            f"{INSTALL_HINT}."
-        ) from None
-    return distributed
-
-
-@dataclasses.dataclass(frozen=True)
-class SweepProgress:
-    """The state of a running sweep, passed to the ``progress`` callable after each result."""
-
-    total: int  # tasks of the spec
-    already_stored: int  # found in the store at the start (not run)
-    submitted: int  # sent to the cluster by this run
-    done: int  # results stored by this run (successes and failures)
-    failed: int  # of ``done``, the failures
-    elapsed: float  # seconds since the first submission
-    last: str = ""  # label of the last task stored
-
-    @property
-    def remaining(self) -> int:
-        return self.submitted - self.done
-
-    @property
-    def rate(self) -> float:
-        """Tasks per second in this run."""
-        return self.done / self.elapsed if self.elapsed > 0 else 0.0
-
-
-@dataclasses.dataclass(frozen=True)
-class GroupSummary:
-    """The spec's tasks of one (kind, activation), as the store holds them after the run."""
-
-    kind: str
-    activation: str
-    tasks: int
-    ok: int
-    failed: int
-    missing: int
-    median_seconds: float | None
-    total_seconds: float
-
-
-@dataclasses.dataclass(frozen=True)
-class SweepResult:
-    """What a :func:`run_sweep` call did, and the state of the spec's tasks in the store.
-
-    ``ok`` is True when every task of the spec is stored without an error.
-    """
-
-    store: Path
-    scheduler: str
-    total: int
-    already_stored: int
-    submitted: int
-    completed: int
-    failed_this_run: int
-    interrupted: bool
-    seconds: float
-    groups: tuple[GroupSummary, ...]
-    errors: tuple[tuple[str, str], ...]  # (task label, error) of every stored failure
-    run_id: int
-
-    @property
-    def failed(self) -> int:
-        return sum(g.failed for g in self.groups)
-
-    @property
-    def missing(self) -> int:
-        return sum(g.missing for g in self.groups)
-
-    @property
-    def ok(self) -> bool:
-        return not self.interrupted and self.failed == 0 and self.missing == 0
-
-    @property
-    def rate(self) -> float:
-        return self.completed / self.seconds if self.seconds > 0 else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["store"] = str(self.store)
-        d["failed"], d["missing"], d["ok"] = self.failed, self.missing, self.ok
-        d["rate"] = self.rate
-        d["groups"] = [dataclasses.asdict(g) for g in self.groups]
-        d["errors"] = [{"task": t, "error": e} for t, e in self.errors]
-        return d
-
-    def table(self, max_errors: int = 5) -> str:
-        """The end-of-sweep summary: one row per (kind, activation), then this run's numbers."""
-        head = ("kind", "activation", "tasks", "ok", "failed", "missing", "median s", "total s")
-        rows: list[tuple[str, ...]] = [
-            (
-                g.kind,
-                g.activation,
-                str(g.tasks),
-                str(g.ok),
-                str(g.failed),
-                str(g.missing),
-                "-" if g.median_seconds is None else f"{g.median_seconds:.3g}",
-                f"{g.total_seconds:.1f}",
-            )
-            for g in self.groups
-        ]
-        tot = [sum(int(r[i]) for r in rows) for i in (2, 3, 4, 5)]
-        rows.append(
-            (
-                "total",
-                "",
-                *(str(v) for v in tot),
-                "",
-                f"{sum(g.total_seconds for g in self.groups):.1f}",
-            )
-        )
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-        left = {0, 1}
-
-        def fmt(r: Sequence[str]) -> str:
-            return "  ".join(
-                c.ljust(w) if i in left else c.rjust(w)
-                for i, (c, w) in enumerate(zip(r, widths, strict=True))
-            ).rstrip()
-
-        lines = [fmt(head), "-" * len(fmt(head)), *(fmt(r) for r in rows[:-1])]
-        lines += ["-" * len(fmt(head)), fmt(rows[-1]), ""]
-        state = " (interrupted)" if self.interrupted else ""
-        lines.append(
-            f"this run{state}: {self.submitted} submitted, {self.completed} stored "
-            f"({self.failed_this_run} failed) in {self.seconds:.1f} s ({self.rate:.2f} tasks/s) "
-            f"on {self.scheduler}; {self.already_stored} already stored; store {self.store}"
-        )
-        for label, err in self.errors[:max_errors]:
-            first = err.splitlines()[0] if err else ""
-            lines.append(f"failed: {label}: {first}")
-        if len(self.errors) > max_errors:
-            lines.append(f"… and {len(self.errors) - max_errors} more failures (see the store).")
-        if self.missing:
-            lines.append(f"{self.missing} tasks are missing: run the same command again to resume.")
-        return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------
 # Cluster
 # ---------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Ignore SIGINT while the embedded workers are spawned, so that they inherit SIG_IGN.
-
-    A Ctrl-C on the terminal goes to the whole process group: the driver must see it (and stop
-    cleanly), the embedded workers must not (each would die mid-task with a traceback).  An
-    ignored signal stays ignored across ``exec``, and Python then installs no KeyboardInterrupt
-    handler.  (Blocking the signal instead does not work: distributed spawns the processes
-    from threads that do not inherit the main thread's mask.)  A Ctrl-C during these seconds
-    of start-up is dropped; the next one stops the sweep.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
 
 
 def _local_gpus() -> int:
@@ -243,119 +80,71 @@ def _local_gpus() -> int:
     return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
 
 
-#: Dask settings of the embedded cluster (and of every client this module opens).  It has no
-#: dashboard, so nobody reads the workers' statistical profiles or the system monitor's series;
-#: at their defaults (a stack sample every 10 ms, a tick every 20 ms and a memory poll every
-#: 100 ms in every server) they cost an idle 2-worker cluster ~20% of a core, taken from the
-#: tasks on a 2-core machine.  Slower ticks and polls only make warnings and the nanny's
-#: memory limit react within a second instead of 100 ms.
-QUIET_DASK = {
-    "distributed.worker.profile.enabled": False,
-    "distributed.worker.profile.interval": "1s",
-    "distributed.worker.profile.cycle": "10s",
-    "distributed.admin.tick.interval": "1s",
-    "distributed.admin.system-monitor.interval": "5s",
-    "distributed.worker.memory.monitor-interval": "1s",
-}
+@contextlib.contextmanager
+def _client(address: str, what: str) -> Iterator[Any]:
+    """A Dask client of ``address``, connected and closed with Ctrl-C deferred (a client cut in
+    half keeps its event loop thread alive past the end of the process)."""
+    client = None
+    try:
+        with deferred_interrupts(), dask_config():
+            phase("client-connecting")
+            from ._quiet import SweepClient
+
+            try:
+                client = SweepClient(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            except (OSError, TimeoutError) as e:
+                raise SchedulerError(
+                    f"cannot reach the Dask scheduler of {what} ({one_line(str(e))[:200]}); "
+                    "check the address, start one with `dask scheduler`, or leave out "
+                    "--scheduler to use an embedded cluster."
+                ) from None
+            except Exception as e:  # the port answered, but not as Dask does (MemoryError too)
+                raise SchedulerError(
+                    f"{what} did not answer as a Dask scheduler ({type(e).__name__}: "
+                    f"{one_line(str(e))[:200]}); give the address `dask scheduler` prints."
+                ) from None
+            phase("client-connected")
+        yield client
+    finally:
+        if client is not None:
+            with deferred_interrupts():
+                phase("client-closing")
+                with contextlib.suppress(Exception):
+                    client.close(timeout=CLOSE_TIMEOUT)
+                phase("client-closed")
 
 
-def embedded_cluster(workers: int | None = None, gpus: int = 0) -> Any:
-    """The cluster :func:`run_sweep` starts when given no scheduler: a ``LocalCluster`` on
-    127.0.0.1 with ``workers`` (default: one per core) single-threaded worker processes, no
-    dashboard, :data:`QUIET_DASK` settings; the first ``gpus`` workers get a GPU each.
-
-    Start one yourself to run several sweeps on the same warm workers:
-    ``with embedded_cluster() as c: run_sweep(spec, scheduler=c.scheduler_address)``.
-    """
+def dask_config() -> Any:
+    """:data:`QUIET_DASK` for the clients this module opens."""
     import dask
 
-    distributed = require_distributed()
-    n_workers = workers or os.cpu_count() or 1
-    with dask.config.set(QUIET_DASK):
-        if gpus == 0:
-            return distributed.LocalCluster(
-                n_workers=n_workers,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
-        # Workers differ (resources, CUDA_VISIBLE_DEVICES), which LocalCluster cannot express;
-        # its base class SpecCluster takes one spec per worker.
-        base = {
-            "host": "127.0.0.1", "nthreads": 1, "dashboard": False, "silence_logs": logging.ERROR
-        }  # fmt: skip
-        specs = {}
-        for i in range(n_workers):
-            options = dict(base)
-            if i < gpus:
-                options.update(resources={"GPU": 1}, env={"CUDA_VISIBLE_DEVICES": str(i)})
-            specs[f"gpu-{i}" if i < gpus else f"cpu-{i}"] = {
-                "cls": distributed.Nanny,
-                "options": options,
-            }
-        scheduler = {
-            "cls": distributed.Scheduler,
-            "options": {
-                "host": "127.0.0.1", "port": 0, "dashboard": False, "dashboard_address": None
-            },
-        }  # fmt: skip
-        return distributed.SpecCluster(
-            workers=specs, scheduler=scheduler, silence_logs=logging.ERROR
-        )
+    return dask.config.set(QUIET_DASK)
 
 
 @contextlib.contextmanager
 def _connect(scheduler: str | None, workers: int | None, gpus: int) -> Iterator[tuple[Any, str]]:
     """A client (and the embedded cluster it drives), both closed on the way out."""
-    import dask
-
-    distributed = require_distributed()
-    cluster = client = None
-    try:
+    with quiet_dask():
         if scheduler is None:
             n = workers or os.cpu_count() or 1
-            try:
-                with _sigint_ignored():
-                    cluster = embedded_cluster(n, gpus)
-            except RuntimeError as e:  # "Nanny failed to start": the workers could not spawn
-                raise InvalidArgument(
-                    f"the embedded Dask cluster did not start ({e}). From a script, call "
-                    "run_sweep under `if __name__ == '__main__':` (worker processes re-import "
-                    "the main module), or pass scheduler='tcp://HOST:PORT'."
-                ) from None
-            with dask.config.set(QUIET_DASK):
-                client = distributed.Client(cluster, set_as_default=False)
             gpu_note = f", {gpus} with a GPU" if gpus else ""
-            where = f"embedded LocalCluster ({n} workers{gpu_note})"
-        else:
-            try:
-                with dask.config.set(QUIET_DASK):
-                    client = distributed.Client(
-                        scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False
-                    )
-            except (OSError, TimeoutError, ValueError) as e:
-                raise InvalidArgument(
-                    f"cannot reach the Dask scheduler {scheduler!r} ({e}); start one with "
-                    "`dask scheduler`, or leave out --scheduler to use an embedded cluster."
-                ) from None
+            where = f"embedded cluster ({n} workers{gpu_note})"
+            with (
+                launched_cluster(n, gpus, meanwhile=require_distributed) as address,
+                _client(address, where) as c,
+            ):
+                yield c, where
+            return
+        wait_reachable(scheduler, CONNECT_TIMEOUT)  # interruptible, unlike Dask's connect
+        with _client(scheduler, scheduler) as client:
             try:
                 client.wait_for_workers(workers or 1, timeout=WORKER_WAIT)
             except TimeoutError:
-                raise InvalidArgument(
+                raise SchedulerError(
                     f"fewer than {workers or 1} workers joined {scheduler} within {WORKER_WAIT} s; "
                     f"start them with `dask worker {scheduler}`."
                 ) from None
-            where = scheduler
-        yield client, where
-    finally:
-        if client is not None:
-            with contextlib.suppress(Exception):
-                client.close(timeout=CLOSE_TIMEOUT)
-        if cluster is not None:
-            with contextlib.suppress(Exception):
-                cluster.close(timeout=CLOSE_TIMEOUT)
+            yield client, scheduler
 
 
 def _gpu_workers(client: Any) -> int:
@@ -500,39 +289,6 @@ def _record(fut: Any, task: Task, run_id: int) -> Record | None:
     return None
 
 
-def _summarise(
-    spec: SweepSpec, st: ResultStore
-) -> tuple[tuple[GroupSummary, ...], tuple[tuple[str, str], ...]]:
-    stored = {r.key: r for r in st.records(spec.keys)}
-    groups: dict[tuple[str, str], list[Task]] = {}
-    for t in spec.tasks:
-        groups.setdefault((t.kind, str(t.inputs["activation"])), []).append(t)
-    out = []
-    errors = []
-    for (kind, act), tasks in groups.items():
-        recs = [stored[t.key] for t in tasks if t.key in stored]
-        ok = [r for r in recs if r.ok]
-        secs = [r.seconds for r in ok if r.seconds is not None]
-        out.append(
-            GroupSummary(
-                kind=kind,
-                activation=act,
-                tasks=len(tasks),
-                ok=len(ok),
-                failed=len(recs) - len(ok),
-                missing=len(tasks) - len(recs),
-                median_seconds=statistics.median(secs) if secs else None,
-                total_seconds=float(sum(r.seconds or 0.0 for r in recs)),
-            )
-        )
-        errors += [
-            (t.label, stored[t.key].error or "")
-            for t in tasks
-            if t.key in stored and not stored[t.key].ok
-        ]
-    return tuple(out), tuple(errors)
-
-
 # ---------------------------------------------------------------------------
 # Entry point
 # ---------------------------------------------------------------------------
@@ -553,9 +309,10 @@ def run_sweep(
 
     Args:
       spec: a :class:`SweepSpec` or the path of a SPEC.toml.
-      store: the SQLite results file; default ``<spec>.sqlite`` next to the spec.
+      store: the SQLite results file; default ``<spec>.sqlite`` next to the spec.  Never
+        opened through a symbolic link; a foreign or tampered file is refused.
       scheduler: ``tcp://HOST:PORT`` of a running Dask scheduler; None starts an embedded
-        ``LocalCluster`` with ``workers`` single-threaded worker processes.
+        cluster with ``workers`` single-threaded worker processes.
       workers: embedded cluster: worker processes (default ``os.cpu_count()``); external
         scheduler: wait for this many workers to connect (default 1).
       device: ``auto``, ``cpu`` or ``cuda`` for the torch kinds.  ``cuda`` sends them only to
@@ -566,38 +323,45 @@ def run_sweep(
       progress: called after each stored result with a :class:`SweepProgress`.
 
     Returns:
-      A :class:`SweepResult`; ``interrupted`` is True after Ctrl-C (SIGINT), which stops the
-      sweep cleanly: every stored result stays stored, and the same call resumes.
-
-    The embedded cluster's workers are spawned processes, which re-import a script's main
-    module: from a script, call this under ``if __name__ == "__main__":``.
+      A :class:`SweepResult`; ``interrupted`` is True after Ctrl-C (SIGINT) at any moment of
+      the run, which stops the sweep cleanly: every stored result stays stored, no row is half
+      written, and the same call resumes.
 
     Raises:
-      SpecError: the spec is malformed.
-      InvalidArgument: bad ``device``/``workers``, the store is unusable, the scheduler cannot
-        be reached, or ``cuda`` without a GPU worker.
+      SpecError, BudgetExceeded: the spec is malformed or beyond a budget.
+      StoreError: the store is a link, a FIFO, a device, a foreign or tampered database, or
+        holds a row of this spec whose inputs are not its task's.
+      SchedulerError: an unsupported or malformed scheduler address, an unreachable
+        scheduler, or an embedded cluster that did not start.
+      InvalidArgument: bad ``device``/``workers``/``retries``, or ``cuda`` without a GPU worker.
       MissingExtra: Dask is not installed (``pip install 'deqrmt[sweep]'``).
+      KeyboardInterrupt: only after the run is recorded, while the summary is read.
     """
     if not isinstance(spec, SweepSpec):
         spec = load_spec(spec)
     if device not in DEVICES:
-        raise InvalidArgument(f"device must be one of {', '.join(DEVICES)}, got {device!r}.")
+        raise InvalidArgument(f"device must be one of {', '.join(DEVICES)}, got {show(device)}.")
     if workers is not None and (
-        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+        isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 1024
     ):
-        raise InvalidArgument(f"workers must be a positive integer, got {workers!r}.")
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise InvalidArgument(f"retries must be an integer ≥ 0, got {retries!r}.")
+        raise InvalidArgument(f"workers must be an integer from 1 to 1024, got {show(workers)}.")
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
+        raise InvalidArgument(f"retries must be an integer from 0 to 100, got {show(retries)}.")
+    if scheduler is not None:
+        scheduler = check_scheduler(scheduler)
     path = Path(store) if store is not None else spec.default_store()
     tick = progress or (lambda _p: None)
+    phase("store-opening")
     with ResultStore(path) as st:
+        phase("store-open")
+        stored = _stored(spec, st)
         if retry_failed:
-            st.delete_failed(spec.keys)
-        have = st.keys()
-        pending = [t for t in spec.tasks if t.key not in have]
+            st.delete_failed(k for k, ok in stored.items() if not ok)
+            stored = {k: ok for k, ok in stored.items() if ok}
+        pending = [t for t in spec.tasks if t.key not in stored]
         torch_pending = any(t.kind in TORCH_KINDS for t in pending)
         if pending:
-            require_distributed()  # before any side effect: a missing extra is a clean error
+            _check_distributed()  # before any side effect: a missing extra is a clean error
         gpus = 0
         if pending and scheduler is None and torch_pending and device != "cpu":
             gpus = _local_gpus()
@@ -606,7 +370,7 @@ def run_sweep(
                     "device='cuda' but torch sees no CUDA device here; use device 'cpu', or a "
                     "scheduler whose workers have --resources GPU=1."
                 )
-        where = "nothing to run" if not pending else (scheduler or "embedded LocalCluster")
+        where = "nothing to run" if not pending else (scheduler or "embedded cluster")
         run_id = st.begin_run(
             spec=None if spec.source is None else str(spec.source),
             spec_sha256=spec.text_sha256,
@@ -614,59 +378,35 @@ def run_sweep(
             tasks=len(spec.tasks),
             submitted=len(pending),
         )
-        done = failed = 0
+        phase("run-begun")
         interrupted = False
-        t_start = time.perf_counter()
+        clock = [time.perf_counter()]  # reset at the first submission
         try:
             if pending:
                 with _connect(scheduler, workers, gpus) as (client, where):
-                    task_device = "cpu"
-                    if torch_pending and device != "cpu":
-                        task_device = _task_device(client, where, device, gpus, scheduler)
-                    t_start = time.perf_counter()
-                    futures = _submit(
-                        client, pending, task_device, retries, seconds=st.task_seconds()
-                    )
-                    distributed = require_distributed()
-                    try:
-                        lost: list[Task] = []
-                        for fut in _rounds(distributed, client, futures, lost, task_device, retries):
-                            task = futures.pop(fut)
-                            rec = _record(fut, task, run_id)
-                            fut.release()
-                            if rec is None:
-                                lost.append(task)  # cancelled with its worker: submitted again
-                                continue
-                            st.add(rec)
-                            done += 1
-                            failed += not rec.ok
-                            tick(
-                                SweepProgress(
-                                    total=len(spec.tasks),
-                                    already_stored=len(spec.tasks) - len(pending),
-                                    submitted=len(pending),
-                                    done=done,
-                                    failed=failed,
-                                    elapsed=time.perf_counter() - t_start,
-                                    last=task.label,
-                                )
-                            )
-                    except KeyboardInterrupt:
-                        interrupted = True
-                        with contextlib.suppress(Exception):
-                            client.cancel(list(futures))
-        except KeyboardInterrupt:  # while the cluster started or closed
+                    # Ctrl-C here ends the loop; closing the client releases its futures, so
+                    # the scheduler drops what is still queued or running.
+                    _run_pending(
+                        client, spec, st, pending, run_id, device, gpus, scheduler, where,
+                        retries, tick, clock,
+                    )  # fmt: skip
+        except KeyboardInterrupt:  # at any moment: the cluster's start, the run, its close
             interrupted = True
+            phase("interrupted")
         finally:
-            seconds = time.perf_counter() - t_start
-            # The store is the truth: a Ctrl-C between a commit and the counters above must
-            # not make the summary disagree with what was stored.
-            done, failed = st.run_counts(run_id)
-            with contextlib.suppress(Exception):
-                st.end_run(
-                    run_id, scheduler=where, completed=done, failed=failed, interrupted=interrupted
-                )
-        groups, errors = _summarise(spec, st)
+            with deferred_interrupts():
+                seconds = time.perf_counter() - clock[0]
+                # The store is the truth: a Ctrl-C between a commit and a counter must not make
+                # the summary disagree with what was stored.
+                done, failed = st.run_counts(run_id)
+                with contextlib.suppress(StoreError):
+                    st.end_run(
+                        run_id, scheduler=where, completed=done, failed=failed,
+                        interrupted=interrupted,
+                    )  # fmt: skip
+                phase("run-ended")
+        groups, errors = summarise(spec, st)
+    phase("summary")
     return SweepResult(
         store=path,
         scheduler=where,
@@ -681,3 +421,86 @@ def run_sweep(
         errors=errors,
         run_id=run_id,
     )
+
+
+def _check_distributed() -> None:
+    """:class:`MissingExtra` now if Dask's distributed is not installed (without importing it:
+    the import, a second or two, overlaps the cluster's start)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("distributed") is not None
+    except (ImportError, ValueError):  # sys.modules["distributed"] = None, a broken install
+        found = False
+    if not found:
+        require_distributed()  # raises MissingExtra with the install line
+        raise MissingExtra(f"deqrmt sweep needs Dask's distributed; {INSTALL_HINT}.")
+
+
+def _stored(spec: SweepSpec, st: ResultStore) -> dict[str, bool]:
+    """key → ok of the spec's tasks the store holds, each row validated against its task: a
+    row whose kind or inputs are not its key's task is a tampered store, refused before any
+    work (its result would be reported, and plotted, as the task's)."""
+    by_key = {t.key: t for t in spec.tasks}
+    out = {}
+    for rec in st.records(by_key):
+        task = by_key[rec.key]
+        if rec.kind != task.kind or dict(rec.inputs) != dict(task.inputs):
+            raise StoreError(
+                f"store {show(str(st.path))}: the row {rec.key[:16]}… holds other inputs than "
+                f"its task ({task.label}); the store was changed outside deqrmt — delete that "
+                "row, or give another --store."
+            )
+        out[rec.key] = rec.ok
+    return out
+
+
+def _run_pending(
+    client: Any,
+    spec: SweepSpec,
+    st: ResultStore,
+    pending: Sequence[Task],
+    run_id: int,
+    device: str,
+    gpus: int,
+    scheduler: str | None,
+    where: str,
+    retries: int,
+    tick: Callable[[SweepProgress], None],
+    clock: list[float],
+) -> None:
+    """Submit ``pending`` and store each result as it arrives; ``clock[0]`` is set to the time
+    of the first submission."""
+    distributed = require_distributed()
+    task_device = "cpu"
+    if any(t.kind in TORCH_KINDS for t in pending) and device != "cpu":
+        task_device = _task_device(client, where, device, gpus, scheduler)
+    t_start = clock[0] = time.perf_counter()
+    futures = _submit(client, pending, task_device, retries, seconds=st.task_seconds())
+    phase("submitted")
+    done = failed = 0
+    lost: list[Task] = []
+    for fut in _rounds(distributed, client, futures, lost, task_device, retries):
+        task = futures.pop(fut)
+        rec = _record(fut, task, run_id)
+        fut.release()
+        if rec is None:
+            lost.append(task)  # cancelled with its worker: submitted again
+            continue
+        phase("storing")
+        st.add(rec)
+        done += 1
+        failed += not rec.ok
+        phase(f"stored-{done}")
+        tick(
+            SweepProgress(
+                total=len(spec.tasks),
+                already_stored=len(spec.tasks) - len(pending),
+                submitted=len(pending),
+                done=done,
+                failed=failed,
+                elapsed=time.perf_counter() - t_start,
+                last=task.label,
+            )
+        )
+    phase("all-stored")

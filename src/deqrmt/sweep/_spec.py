@@ -42,16 +42,17 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import os
-import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from .._errors import DeqrmtError, InvalidArgument, SpecError
+from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, SpecError
+from . import _limits
+from ._limits import show
+from ._toml import parse_toml, read_spec
 
 __all__ = ["KINDS", "SweepSpec", "Task", "load_spec", "parse_spec", "task_key"]
 
@@ -160,15 +161,9 @@ def _where(table: str, key: str) -> str:
     return f"{key}" if table == "" else f"[{table}].{key}"
 
 
-def _exact(value: Any, where: str) -> Fraction:
-    """An exact number (the engine's one reader: a float is its shortest repr, 0.1 is 1/10)."""
-    from ..numeric._problem import exact_number
-
-    try:
-        r = exact_number(value, where)
-    except InvalidArgument as e:
-        raise SpecError(str(e)) from None
-    return Fraction(int(r.p), int(r.q))
+def _plain(text: str) -> str:
+    """``text`` as it is when it is a short printable key or path, else its bounded repr."""
+    return text if len(text) <= 200 and text.isprintable() else show(text)
 
 
 def _text(x: Fraction) -> str:
@@ -178,22 +173,62 @@ def _text(x: Fraction) -> str:
 
 
 def _numbers(value: Any, where: str) -> list[Fraction]:
-    """A list, one number, or ``"start:stop:count"`` (count points, both ends included)."""
+    """A list, one number, or ``"start:stop:count"`` (count points, both ends included), each
+    within :data:`MAX_LIST` values and written with ASCII digits only (``²`` or ``٣`` are
+    digits to Python's ``int``, not to a spec)."""
     from ..numeric._problem import number_grid
 
+    items = value if isinstance(value, list) else [value]
+    if len(items) > _limits.MAX_LIST:
+        raise BudgetExceeded(
+            f"{where} has {len(items)} values; the limit is {_limits.MAX_LIST} per list "
+            "(docs/limits.md); split the sweep into several specs."
+        )
+    for v in items:
+        if isinstance(v, str) and not v.isascii():
+            raise SpecError(
+                f"{where} = {show(value)}: a number is written with ASCII digits, '.', 'e', "
+                "'/', '+', '-' and ':' only (e.g. \"0.1:0.5:5\", \"1/5\")."
+            )
     try:
         return [Fraction(int(r.p), int(r.q)) for r in number_grid(value, where)]
     except InvalidArgument as e:
         raise SpecError(str(e)) from None
+    except ValueError:  # what the engine's reader did not foresee is still the spec's fault
+        raise SpecError(
+            f'{where} = {show(value)}: expected a number, a list of numbers, or "start:stop:count".'
+        ) from None
 
 
-def _ints(value: Any, where: str, minimum: int) -> list[int]:
+def _in_range(values: list[Fraction], name: str, where: str, what: str) -> None:
+    """The engine's accepted range of ``name`` (the CLI's rule), checked before any work."""
+    from ..numeric._problem import RANGES
+
+    lo, hi = RANGES[name]
+    for x in values:
+        if x <= 0:
+            raise SpecError(f"{where} = {_text(x)}: every {what} must be > 0.")
+        if not lo <= x <= hi:
+            raise SpecError(
+                f"{where} = {_text(x)} is outside the accepted range [{float(lo):g}, "
+                f"{float(hi):g}] of {what} (docs/limits.md)."
+            )
+
+
+def _ints(value: Any, where: str, minimum: int, maximum: int | None = None) -> list[int]:
     items = value if isinstance(value, list) else [value]
     if not items:
         raise SpecError(f"{where} = []: give at least one value.")
+    if len(items) > _limits.MAX_LIST:
+        raise BudgetExceeded(
+            f"{where} has {len(items)} values; the limit is {_limits.MAX_LIST} per list "
+            "(docs/limits.md); split the sweep into several specs."
+        )
     for v in items:
         if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-            raise SpecError(f"{where} = {value!r}: expected integers ≥ {minimum}.")
+            raise SpecError(f"{where} = {show(value)}: expected integers ≥ {minimum}.")
+        if maximum is not None and v > maximum:
+            raise SpecError(f"{where} = {show(value)}: expected integers ≤ {maximum}.")
     return list(items)
 
 
@@ -201,20 +236,25 @@ def _int(value: Any, where: str, minimum: int, maximum: int | None = None) -> in
     bad = isinstance(value, bool) or not isinstance(value, int) or value < minimum
     if bad or (maximum is not None and value > maximum):
         bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
-        raise SpecError(f"{where} = {value!r}: expected an integer {bound}.")
+        raise SpecError(f"{where} = {show(value)}: expected an integer {bound}.")
     return int(value)
 
 
 def _choice(value: Any, where: str, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise SpecError(f"{where} = {value!r}: choose one of {', '.join(choices)}.")
+    if not isinstance(value, str) or value not in choices:
+        raise SpecError(f"{where} = {show(value)}: choose one of {', '.join(choices)}.")
     return str(value)
 
 
 def _strings(value: Any, where: str) -> list[str]:
     items = value if isinstance(value, list) else [value]
     if not items or any(not isinstance(v, str) or not v.strip() for v in items):
-        raise SpecError(f"{where} = {value!r}: expected a non-empty string or list of strings.")
+        raise SpecError(f"{where} = {show(value)}: expected a non-empty string or list of strings.")
+    if len(items) > _limits.MAX_LIST:
+        raise BudgetExceeded(
+            f"{where} has {len(items)} values; the limit is {_limits.MAX_LIST} per list "
+            "(docs/limits.md); split the sweep into several specs."
+        )
     return [v.strip() for v in items]
 
 
@@ -230,7 +270,8 @@ def _unique(items: list[Any]) -> list[Any]:
 def _known_names(
     table: str, value: Any, key: str, missing: str, lookup: Callable[[str], Any], what: str = ""
 ) -> list[str]:
-    """The names under ``key`` (a string or a list), each one ``lookup`` accepts, in order."""
+    """The names under ``key`` (a string or a list), each one ``lookup`` accepts, in order: the
+    same parser and rules as the command line's ACT and ``--family``."""
     if value is None:
         raise SpecError(f"{_where(table, key)} is missing: {missing}")
     names = _unique(_strings(value, _where(table, key)))
@@ -238,7 +279,7 @@ def _known_names(
         try:
             lookup(name)
         except DeqrmtError as e:
-            raise SpecError(f"{_where(table, key)}: {name!r}{what}: {e}") from None
+            raise SpecError(f"{_where(table, key)}: {show(name)}{what}: {e}") from None
     return names
 
 
@@ -255,6 +296,7 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
         return merged.get(key, ("", default))
 
     out: dict[str, Any] = {}
+    from ..numeric._problem import MAX_LAYERS
     from ..symbolic import get_activation
 
     t, v = get("activations")
@@ -268,7 +310,8 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
         raise SpecError(f"{_where(t, 'sigma_a2')} is missing: give values or start:stop:count.")
     sa2 = _unique(_numbers(v, _where(t, "sigma_a2")))
     if any(x <= 0 for x in sa2):
-        raise SpecError(f"{_where(t, 'sigma_a2')} = {v!r}: every σ_a² must be > 0.")
+        raise SpecError(f"{_where(t, 'sigma_a2')} = {show(v)}: every σ_a² must be > 0.")
+    _in_range(sa2, "sigma_a2", _where(t, "sigma_a2"), "σ_a²")
     out["sigma_a2"] = sa2
 
     t, v = get("sigma_b2")
@@ -282,7 +325,8 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
     else:
         sb2 = _unique(_numbers(v, _where(t, "sigma_b2")))
         if any(x <= 0 for x in sb2):
-            raise SpecError(f"{_where(t, 'sigma_b2')} = {v!r}: every σ_b² must be > 0.")
+            raise SpecError(f"{_where(t, 'sigma_b2')} = {show(v)}: every σ_b² must be > 0.")
+        _in_range(sb2, "sigma_b2", _where(t, "sigma_b2"), "σ_b²")
         out["sigma_b2"] = sb2
 
     t, v = get("dps", 20 if kind in _DATA else 30)
@@ -291,14 +335,15 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
     t, v = get("trainable", ["a", "A"])
     names = _strings(v, _where(t, "trainable"))
     if not set(names) <= {"a", "A", "B"}:
-        raise SpecError(f'{_where(t, "trainable")} = {v!r}: a non-empty subset of "a", "A", "B".')
+        raise SpecError(
+            f'{_where(t, "trainable")} = {show(v)}: a non-empty subset of "a", "A", "B".'
+        )
     out["trainable"] = sorted(set(names), key="aAB".index)
 
     if kind in _COEF:
         t, v = get("tau0", 1)
         tau0 = _unique(_numbers(v, _where(t, "tau0")))
-        if any(x <= 0 for x in tau0):
-            raise SpecError(f"{_where(t, 'tau0')} = {v!r}: every τ0 must be > 0.")
+        _in_range(tau0, "tau0", _where(t, "tau0"), "τ0")
         out["tau0"] = tau0
 
     if kind in _DATA:
@@ -309,8 +354,12 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
                     "choose values (or a range step) that are finite decimals."
                 )
         t, v = get("ratio", 0.8)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < math.inf):
-            raise SpecError(f"{_where(t, 'ratio')} = {v!r}: expected a positive number (p/n).")
+        ok = not isinstance(v, bool) and isinstance(v, (int, float))
+        if not ok or not (0 < v <= _limits.MAX_RATIO):
+            raise SpecError(
+                f"{_where(t, 'ratio')} = {show(v)}: expected a number p/n in (0, "
+                f"{_limits.MAX_RATIO}]."
+            )
         out["ratio"] = float(v)
         t, v = get("n")
         if v is None:
@@ -323,38 +372,90 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
                     f"{round(out['ratio'] * n)} < 16; use a larger n."
                 )
         out["n"] = ns
+        out["n_where"] = _where(t, "n")
         t, v = get("seeds", 1)
         if isinstance(v, int) and not isinstance(v, bool):
-            out["seeds"] = list(range(_int(v, _where(t, "seeds"), 1)))
+            count = _int(v, _where(t, "seeds"), 1)
+            if count > _limits.MAX_SEEDS:
+                raise BudgetExceeded(
+                    f"{_where(t, 'seeds')} = {show(v)}: the limit is {_limits.MAX_SEEDS} seeds "
+                    "(docs/limits.md); split the seeds over several specs (seeds = [list])."
+                )
+            out["seeds"] = list(range(count))
         else:
-            out["seeds"] = _unique(_ints(v, _where(t, "seeds"), 0))
+            items = v if isinstance(v, list) else [v]
+            if len(items) > _limits.MAX_SEEDS:
+                raise BudgetExceeded(
+                    f"{_where(t, 'seeds')} lists {len(items)} seeds; the limit is "
+                    f"{_limits.MAX_SEEDS} (docs/limits.md)."
+                )
+            for s in items:
+                if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= _limits.MAX_SEED:
+                    raise SpecError(
+                        f"{_where(t, 'seeds')} = {show(v)}: expected a count, or a list of "
+                        f"integer seeds in [0, 2^63 − 1]."
+                    )
+            if not items:
+                raise SpecError(f"{_where(t, 'seeds')} = []: give at least one seed.")
+            out["seeds"] = _unique(list(items))
         t, v = get("preset", "paper")
         out["preset"] = _choice(v, _where(t, "preset"), _PRESETS)
 
     if kind == "validate":
         t, v = get("m", 2048)
         out["m"] = _unique(_ints(v, _where(t, "m"), 1))
+        out["m_where"] = _where(t, "m")
         t, v = get("draws", 1)
-        out["draws"] = _int(v, _where(t, "draws"), 1)
+        out["draws"] = _int(v, _where(t, "draws"), 1, _limits.MAX_DRAWS)
         t, v = get("dtype", "float64")
         out["dtype"] = _choice(v, _where(t, "dtype"), ("float64", "float32"))
 
     if kind == "design":
+        from ..numeric._design import MAX_STARTS
         from ..symbolic._family import get_family
 
         t, v = get("family")
-        out["family"] = _known_names(
-            t, v, "family", "design tasks need an ENN family.", get_family
-        )
+        out["family"] = _known_names(t, v, "family", "design tasks need an ENN family.", get_family)
         t, v = get("layers")
-        out["layers"] = None if v is None else _int(v, _where(t, "layers"), 1)
+        out["layers"] = None if v is None else _int(v, _where(t, "layers"), 1, MAX_LAYERS)
         t, v = get("kernel", "ck")
         out["kernel"] = _choice(v, _where(t, "kernel"), ("ck", "ntk"))
         t, v = get("starts", 24)
-        out["starts"] = _int(v, _where(t, "starts"), 1)
+        out["starts"] = _int(v, _where(t, "starts"), 1, MAX_STARTS)
         t, v = get("seed", 0)
-        out["seed"] = _int(v, _where(t, "seed"), 0)
+        out["seed"] = _int(v, _where(t, "seed"), 0, _limits.MAX_SEED)
     return out
+
+
+def _count(kind: str, s: Mapping[str, Any]) -> int:
+    """How many tasks :func:`_grid` yields for ``kind`` (computed, not expanded)."""
+    base = len(s["activations"]) * len(s["sigma_a2"]) * len(s["sigma_b2"])
+    if kind in ("coefficients", "certify"):
+        return base * len(s["tau0"])
+    if kind == "design":
+        return base * len(s["tau0"]) * len(s["family"])
+    return base * len(s["n"]) * len(s.get("m", [None])) * len(s["seeds"])
+
+
+def _check_memory(kind: str, s: Mapping[str, Any]) -> None:
+    """Refuse an ``exact``/``validate`` grid whose largest task cannot fit in this machine's
+    memory (:func:`deqrmt.sweep._limits.task_bytes`), before any task runs."""
+    n = max(s["n"])
+    m = max(s.get("m", [0]))
+    p = round(s["ratio"] * n)
+    need = _limits.task_bytes(n, p, m)
+    have = _limits.machine_memory()
+    if have is None or need <= have:
+        return
+    what = f"n = {n}" + (f" and m = {m}" if kind == "validate" else "")
+    where = s["n_where"] + (f", {s['m_where']}" if kind == "validate" else "")
+    raise BudgetExceeded(
+        f"{where}: {'an' if kind[0] in 'aeiou' else 'a'} {kind} task with {what} (p = {p}) needs about "
+        f"{_limits.size_text(need)} of memory (8·(12n² + 4np + 2m² + 4m(n+p)) bytes + 256 MiB), more "
+        f"than this machine's {_limits.size_text(have)}; use a smaller n"
+        + (" or m" if kind == "validate" else "")
+        + "."
+    )
 
 
 def _grid(kind: str, s: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -405,20 +506,23 @@ def _grid(kind: str, s: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 def parse_spec(text: str, *, source: str | os.PathLike[str] | None = None) -> SweepSpec:
     """Validate a SPEC.toml text and expand its task list.
 
+    Every budget (docs/limits.md, "Sweeps": the text's size and nesting, values per list,
+    seeds, tasks, a task's memory) is checked before any task is built.
+
     Raises:
       SpecError: malformed TOML, an unknown key or kind, a key that applies to none of the
         spec's kinds, or a value out of range; the message names the key and the value.
+      BudgetExceeded: the spec is beyond a budget; the message names the limit and the fix.
 
     Example:
       >>> spec = parse_spec('kind = "coefficients"\\nactivations = ["tanh"]\\nsigma_a2 = "0.1:0.3:3"')
       >>> [t.inputs["sigma_a2"] for t in spec.tasks]
       ['0.1', '0.2', '0.3']
     """
-    name = str(source) if source is not None else "<spec>"
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"{name} is not valid TOML: {e}.") from None
+    if not isinstance(text, str):
+        raise SpecError(f"a spec is TOML text, got {type(text).__name__}.")
+    name = _plain(os.fspath(source)) if source is not None else "<spec>"
+    raw = parse_toml(text, name)
     v = raw.get("kind")
     if v is None:
         raise SpecError(f"{name}: the key kind is missing; choose from {', '.join(KINDS)}.")
@@ -439,39 +543,51 @@ def parse_spec(text: str, *, source: str | os.PathLike[str] | None = None) -> Sw
                 if sub not in _APPLIES or key not in _APPLIES[sub]:
                     usable = sorted(k for k, ks in _APPLIES.items() if key in ks)
                     raise SpecError(
-                        f"{name}: [{key}].{sub} is not a {key} setting; allowed: {', '.join(usable)}."
+                        f"{name}: [{key}].{_plain(sub)} is not a {key} setting; allowed: "
+                        f"{', '.join(usable)}."
                     )
             continue
         if key not in _APPLIES:
             raise SpecError(
-                f"{name}: unknown key {key!r}; allowed: kind, {', '.join(sorted(_APPLIES))} and "
-                f"tables named after a kind ({', '.join(KINDS)})."
+                f"{name}: unknown key {show(key)}; allowed: kind, {', '.join(sorted(_APPLIES))} "
+                f"and tables named after a kind ({', '.join(KINDS)})."
             )
         if not _APPLIES[key] & set(kinds):
             raise SpecError(
                 f"{name}: the key {key} applies to {', '.join(sorted(_APPLIES[key]))}, not to "
                 f"kind = {kinds!r}."
             )
+    settings = {kind: _settings(raw, kind) for kind in kinds}
+    total = sum(_count(kind, s) for kind, s in settings.items())
+    if total > _limits.MAX_TASKS:
+        sizes = ", ".join(f"{k}: {_count(k, s)}" for k, s in settings.items())
+        raise BudgetExceeded(
+            f"{name} expands to {total} tasks ({sizes}); the limit is {_limits.MAX_TASKS} "
+            "(docs/limits.md); split the grid into several specs (each with its own store)."
+        )
+    for kind, s in settings.items():
+        if kind in _DATA:
+            _check_memory(kind, s)
     tasks: dict[str, Task] = {}
-    for kind in kinds:
-        for inputs in _grid(kind, _settings(raw, kind)):
+    for kind, s in settings.items():
+        for inputs in _grid(kind, s):
             key = task_key(inputs)
             tasks.setdefault(key, Task(key, kind, inputs))
     return SweepSpec(
         kinds=tuple(kinds),
         tasks=tuple(tasks.values()),
         source=Path(source) if source is not None else None,
-        text_sha256=hashlib.sha256(text.encode()).hexdigest(),
+        text_sha256=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
     )
 
 
 def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
-    """Read and validate ``path`` (see :func:`parse_spec`)."""
-    p = Path(path)
+    """Read and validate ``path`` (see :func:`parse_spec`); it must be a regular file of at
+    most :data:`deqrmt.sweep._limits.MAX_SPEC_BYTES` bytes, in UTF-8."""
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise SpecError(f"cannot read the sweep spec {str(p)!r}: {e.strerror}.") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"the sweep spec {str(p)!r} is not UTF-8 text.") from None
-    return parse_spec(text, source=p)
+        name = os.fspath(path)
+    except TypeError:
+        raise SpecError(f"a spec path is a string or a path, got {type(path).__name__}.") from None
+    if not isinstance(name, str):
+        name = os.fsdecode(name)
+    return parse_spec(read_spec(name), source=name)

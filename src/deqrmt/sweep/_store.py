@@ -24,17 +24,24 @@ error), ``error`` (``"Type: message"``, NULL on success), ``seconds`` (task wall
 ``worker`` (the Dask worker address), ``version`` (deqrmt), ``run_id`` (which run wrote it).
 
 ``runs``: one row per invocation: ``run_id``, ``started``, ``finished``, ``spec`` (path),
-``spec_sha256``, ``scheduler``, ``tasks``, ``submitted``, ``completed``, ``failed``,
-``interrupted``, ``version``.
+
+**A store is untrusted input** (it may come from a shared disk or a colleague).  It is opened
+only if it is a regular file (never through a symbolic link, which would write to the link's
+target; never a FIFO or a device) and if its schema is exactly the one above (no other table,
+view, trigger or index); every row read is validated (types, JSON that parses within
+:data:`MAX_JSON_DEPTH` levels, sizes within :data:`MAX_CELL`) before anything uses it.
+Anything else is a :class:`deqrmt.StoreError` naming the store and the fix.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -42,12 +49,14 @@ from types import TracebackType
 from typing import Any
 
 from .. import __version__
-from .._errors import InvalidArgument
+from .._errors import InvalidArgument, StoreError
+from ._limits import show
+from ._signals import deferred_interrupts, phase
 
-__all__ = ["Record", "ResultStore"]
+__all__ = ["MAX_CELL", "MAX_JSON_DEPTH", "Record", "ResultStore"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
+_TABLES = (
+    """CREATE TABLE runs (
     run_id INTEGER PRIMARY KEY AUTOINCREMENT,
     started REAL NOT NULL,
     finished REAL,
@@ -60,8 +69,8 @@ CREATE TABLE IF NOT EXISTS runs (
     failed INTEGER,
     interrupted INTEGER,
     version TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS results (
+)""",
+    """CREATE TABLE results (
     key TEXT PRIMARY KEY NOT NULL,
     kind TEXT NOT NULL,
     inputs TEXT NOT NULL,
@@ -77,12 +86,39 @@ CREATE TABLE IF NOT EXISTS results (
     version TEXT NOT NULL,
     run_id INTEGER REFERENCES runs(run_id),
     CHECK ((outputs IS NULL) <> (error IS NULL))
-);
-"""
+)""",
+)
+#: The objects of a store, as ``sqlite_master`` lists them (``sqlite_sequence`` comes with
+#: AUTOINCREMENT, the index with the primary key); a store holding anything else is refused.
+_OBJECTS = {
+    ("table", "runs"),
+    ("table", "results"),
+    ("table", "sqlite_sequence"),
+    ("index", "sqlite_autoindex_results_1"),
+}
+#: ``PRAGMA application_id`` of a store this version created ("dqrm"); 0 for older ones.
+APPLICATION_ID = 0x6471726D
 _COLUMNS = (
     "key", "kind", "inputs", "outputs", "error", "seconds", "stages", "started", "finished",
     "host", "pid", "worker", "version", "run_id",
 )  # fmt: skip
+_RUN_COLUMNS = (
+    "run_id", "started", "finished", "spec", "spec_sha256", "scheduler", "tasks", "submitted",
+    "completed", "failed", "interrupted", "version",
+)  # fmt: skip
+#: Characters of one stored text (a result's JSON is a few KB; a design's some 10 KB).
+MAX_CELL = 4 * 2**20
+#: Nesting of a stored JSON value (the deepest one deqrmt writes has 4 levels).
+MAX_JSON_DEPTH = 32
+_KINDS = ("coefficients", "exact", "validate", "design", "certify")  # = _spec.KINDS
+_SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+def _normal(sql: str | None) -> str:
+    return " ".join((sql or "").split())
+
+
+_SCHEMA = {_normal(sql) for sql in _TABLES}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +143,7 @@ class Record:
     def __post_init__(self) -> None:
         if (self.outputs is None) == (self.error is None):
             raise InvalidArgument(
-                f"a record has outputs or an error, not both or neither (key={self.key!r})."
+                f"a record has outputs or an error, not both or neither (key={show(self.key)})."
             )
 
     @property
@@ -115,10 +151,29 @@ class Record:
         return self.error is None
 
 
+def _file_kind(mode: int) -> str:
+    for test, what in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
 class ResultStore:
     """A sweep's SQLite file, opened for appending from the driver (one process, one thread).
 
     Use as a context manager; every :meth:`add` commits on its own.
+
+    Raises:
+      StoreError: the path is a link, a FIFO, a device or a directory; the file is not a
+        deqrmt store (another database, another schema, a view or a trigger); a row read does
+        not validate; the store is locked or cannot be created.
 
     Example:
       >>> import tempfile, os
@@ -132,22 +187,148 @@ class ResultStore:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        try:
+            self.path = Path(path)
+        except TypeError:
+            raise StoreError(f"a store is a file path, got {type(path).__name__}.") from None
+        self._name = show(str(self.path))
+        self._db: sqlite3.Connection | None = None
+        created = False
+        with deferred_interrupts():
+            ident = self._existing()
+            if ident is None:
+                ident = self._create()
+                created = True
+            try:
+                self._connect(ident, created)
+            except BaseException:
+                self.close()
+                if created:  # leave nothing behind that the user did not have
+                    with contextlib.suppress(OSError):
+                        if os.lstat(self.path).st_size == 0:
+                            os.unlink(self.path)
+                raise
+
+    # -- opening -----------------------------------------------------------------------------
+
+    def _refuse(self, why: str, fix: str = "give another --store, or move this file away") -> None:
+        raise StoreError(f"store {self._name} {why}; {fix}.")
+
+    def _existing(self) -> tuple[int, int] | None:
+        """(device, inode) of the store if it exists and is a regular file; None if absent."""
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            raise StoreError(
+                f"cannot open the store {self._name}: {getattr(e, 'strerror', None) or e}."
+            ) from None
+        if stat.S_ISLNK(st.st_mode):
+            self._refuse(
+                "is a symbolic link (a store is never opened through a link: writing it would "
+                "change the link's target, or create a file elsewhere)",
+                "give the path of the file itself, or a new path",
+            )
+        if not stat.S_ISREG(st.st_mode):
+            self._refuse(
+                f"is {_file_kind(st.st_mode)}, not a regular file", "give the path of a file"
+            )
+        return st.st_dev, st.st_ino
+
+    def _create(self) -> tuple[int, int]:
+        """Create an empty store file; never through a link, never over anything."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except FileExistsError:  # appeared meanwhile (or a dangling link): check it as it is
+            ident = self._existing()
+            if ident is None:
+                self._refuse("changed while being opened", "try again")
+            assert ident is not None
+            return ident
+        except (OSError, ValueError) as e:
+            raise StoreError(
+                f"cannot create the store {self._name}: {getattr(e, 'strerror', None) or e}."
+            ) from None
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        return st.st_dev, st.st_ino
+
+    def _connect(self, ident: tuple[int, int], created: bool) -> None:
+        for suffix in _SIDE_FILES:  # SQLite would write through a planted link here too
+            side = f"{self.path}{suffix}"
+            with contextlib.suppress(OSError):
+                st = os.lstat(side)
+                if not stat.S_ISREG(st.st_mode):
+                    self._refuse(
+                        f"has a companion {show(os.path.basename(side))} that is "
+                        f"{_file_kind(st.st_mode)}",
+                        "remove it",
+                    )
+        try:
             # isolation_level=None: we open each transaction ourselves (BEGIN IMMEDIATE).
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=DELETE")
+            self._db.execute("PRAGMA trusted_schema=OFF")
+            objects = self._db.execute(
+                "SELECT type, name, tbl_name, sql FROM sqlite_master"
+            ).fetchall()
+            if not objects:
+                self._db.execute("PRAGMA journal_mode=DELETE")
+                with self._transaction():
+                    for sql in _TABLES:
+                        self._db.execute(sql)
+                    self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            else:
+                self._check_schema(objects)
+                self._db.execute("PRAGMA journal_mode=DELETE")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
+            self._check_sizes()
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e):
+                self._refuse("is locked by another process", "wait for it, or give another --store")
+            self._refuse(f"cannot be used ({e})")
         except sqlite3.DatabaseError as e:
-            raise InvalidArgument(
-                f"store={str(self.path)!r} is not a usable sweep store ({e}); give another --store."
-            ) from None
-        except OSError as e:
-            raise InvalidArgument(
-                f"cannot create the store {str(self.path)!r}: {e.strerror}."
-            ) from None
+            self._refuse(f"is not a usable sweep store ({e})")
+        try:
+            now: os.stat_result | None = os.lstat(self.path)
+        except OSError:
+            now = None
+        if now is None or not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != ident:
+            self._refuse("changed while being opened", "try again")
+        del created
+
+    def _check_schema(self, objects: list[tuple[Any, ...]]) -> None:
+        app = self._db_value("PRAGMA application_id")
+        if app not in (0, APPLICATION_ID):
+            self._refuse(f"is another application's SQLite database (application_id {app})")
+        names = set()
+        for kind, name, _table, sql in objects:
+            names.add((kind, name))
+            if (kind, name) not in _OBJECTS:
+                self._refuse(
+                    f"holds the {show(kind)} {show(name)}, which a deqrmt store never has "
+                    "(a tampered or foreign database)"
+                )
+            if kind == "table" and name in ("runs", "results") and _normal(sql) not in _SCHEMA:
+                self._refuse(f"has a table {name} with another schema than deqrmt's")
+        if not {("table", "runs"), ("table", "results")} <= names:
+            self._refuse("is another SQLite database (no deqrmt tables runs and results)")
+
+    def _check_sizes(self) -> None:
+        """No stored text is bigger than :data:`MAX_CELL` (checked once, by SQLite, without
+        reading the values into this process)."""
+        cols = ("key", "kind", "inputs", "outputs", "error", "stages", "host", "worker", "version")
+        cond = " OR ".join(f"length({c}) > {MAX_CELL}" for c in cols)
+        row = self._db_execute(f"SELECT rowid FROM results WHERE {cond} LIMIT 1").fetchone()
+        if row is not None:
+            self._refuse(
+                f"has a row (rowid {row[0]}) with a value of more than {MAX_CELL} characters, "
+                "which deqrmt never writes (a tampered store)"
+            )
 
     # -- context manager ---------------------------------------------------------------------
 
@@ -160,7 +341,10 @@ class ResultStore:
         self.close()
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            with deferred_interrupts():
+                self._db.close()
+                self._db = None
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -182,8 +366,9 @@ class ResultStore:
             record.version,
             record.run_id,
         )
-        with self._transaction():
-            cur = self._db.execute(
+        with deferred_interrupts(), self._transaction():
+            phase("store-commit")
+            cur = self._db_execute(
                 f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
                 "ON CONFLICT(key) DO NOTHING",
                 row,
@@ -194,10 +379,10 @@ class ResultStore:
         """Remove the error rows among ``keys`` (so that they run again); return how many."""
         ks = list(keys)
         n = 0
-        with self._transaction():
+        with deferred_interrupts(), self._transaction():
             for i in range(0, len(ks), 500):
                 chunk = ks[i : i + 500]
-                cur = self._db.execute(
+                cur = self._db_execute(
                     f"DELETE FROM results WHERE error IS NOT NULL AND key IN ({','.join('?' * len(chunk))})",
                     chunk,
                 )
@@ -208,8 +393,8 @@ class ResultStore:
         self, *, spec: str | None, spec_sha256: str, scheduler: str, tasks: int, submitted: int
     ) -> int:
         """Record the start of a run; return its ``run_id``."""
-        with self._transaction():
-            cur = self._db.execute(
+        with deferred_interrupts(), self._transaction():
+            cur = self._db_execute(
                 "INSERT INTO runs (started, spec, spec_sha256, scheduler, tasks, submitted, version) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (time.time(), spec, spec_sha256, scheduler, tasks, submitted, __version__),
@@ -221,93 +406,212 @@ class ResultStore:
         self, run_id: int, *, scheduler: str, completed: int, failed: int, interrupted: bool
     ) -> None:
         """Record the end of run ``run_id``: where it ran and what it stored."""
-        with self._transaction():
-            self._db.execute(
+        with deferred_interrupts(), self._transaction():
+            self._db_execute(
                 "UPDATE runs SET finished = ?, scheduler = ?, completed = ?, failed = ?, "
                 "interrupted = ? WHERE run_id = ?",
                 (time.time(), scheduler, completed, failed, int(interrupted), run_id),
             )
 
-    # -- reading -----------------------------------------------------------------------------
+    # -- reading (every row validated) -------------------------------------------------------
 
     def __len__(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        return int(self._db_value("SELECT COUNT(*) FROM results"))
 
     def keys(self) -> set[str]:
         """Keys of every stored task (successful or failed)."""
-        return {r[0] for r in self._db.execute("SELECT key FROM results")}
+        out = set()
+        for (key,) in self._db_execute("SELECT key FROM results"):
+            out.add(self._check(key, str, "key", "?"))
+        return out
 
     def records(self, keys: Iterable[str] | None = None) -> list[Record]:
         """Stored records (all, or those among ``keys``), in the order they were written."""
-        rows = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM results ORDER BY rowid")
+        rows = self._db_execute(f"SELECT {', '.join(_COLUMNS)} FROM results ORDER BY rowid")
         wanted = None if keys is None else set(keys)
-        return [_record(r) for r in rows if wanted is None or r[0] in wanted]
+        return [self._record(r) for r in rows if wanted is None or r[0] in wanted]
 
     def task_seconds(self) -> dict[tuple[str, str], float]:
         """(kind, activation) → the shortest stored successful run's seconds: what a task of
         that activation costs once warm (the first one on a worker also pays its set-up)."""
         out: dict[tuple[str, str], float] = {}
-        rows = self._db.execute(
-            "SELECT kind, inputs, seconds FROM results WHERE error IS NULL AND seconds IS NOT NULL"
+        rows = self._db_execute(
+            "SELECT key, kind, inputs, seconds FROM results "
+            "WHERE error IS NULL AND seconds IS NOT NULL"
         )
-        for kind, inputs, secs in rows:
-            key = (str(kind), str(json.loads(inputs).get("activation")))
-            out[key] = min(out.get(key, math.inf), float(secs))
+        for key, kind, inputs, secs in rows:
+            kind = self._kind(kind, key)
+            act = self._json(inputs, "inputs", key).get("activation")
+            secs = self._number(secs, "seconds", key)
+            k = (kind, str(act))
+            out[k] = min(out.get(k, math.inf), secs)
         return out
 
     def run_counts(self, run_id: int) -> tuple[int, int]:
         """(results, of which failures) that run ``run_id`` stored."""
-        n, bad = self._db.execute(
+        n, bad = self._db_execute(
             "SELECT COUNT(*), COUNT(error) FROM results WHERE run_id = ?", (run_id,)
         ).fetchone()
         return int(n), int(bad)
 
     def runs(self) -> list[dict[str, Any]]:
         """The ``runs`` table, oldest first."""
-        cur = self._db.execute("SELECT * FROM runs ORDER BY run_id")
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, r, strict=True)) for r in cur]
+        cur = self._db_execute(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs ORDER BY run_id")
+        out = []
+        for r in cur:
+            for name, v in zip(_RUN_COLUMNS, r, strict=True):
+                if not (v is None or isinstance(v, int | float | str)):
+                    self._refuse(f"has a run {show(r[0])} whose {name} is {type(v).__name__}")
+            out.append(dict(zip(_RUN_COLUMNS, r, strict=True)))
+        return out
 
     # -- helpers -----------------------------------------------------------------------------
 
+    def _db_execute(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
+        if self._db is None:
+            raise StoreError(f"store {self._name} is closed.")
+        try:
+            return self._db.execute(sql, tuple(params))
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e):
+                raise StoreError(
+                    f"store {self._name} is locked by another process; wait for it, or give "
+                    "another --store."
+                ) from None
+            raise StoreError(f"store {self._name} cannot be used ({e}).") from None
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"store {self._name} is not a usable sweep store ({e}).") from None
+
+    def _db_value(self, sql: str) -> Any:
+        row = self._db_execute(sql).fetchone()
+        return None if row is None else row[0]
+
     def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
+        if self._db is None:
+            raise StoreError(f"store {self._name} is closed.")
+        return _Transaction(self._db, self._name)
+
+    def _bad(self, key: Any, column: str, why: str) -> StoreError:
+        return StoreError(
+            f"store {self._name}: the row {show(key)} has {column} {why}, which deqrmt never "
+            "writes (a store changed outside deqrmt); delete that row, or give another --store."
+        )
+
+    def _check(self, value: Any, types: Any, column: str, key: Any, *, null: bool = False) -> Any:
+        if value is None and null:
+            return None
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise self._bad(key, column, f"of type {type(value).__name__}")
+        return value
+
+    def _number(self, value: Any, column: str, key: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._bad(key, column, f"of type {type(value).__name__}, not a number")
+        if not math.isfinite(value):
+            raise self._bad(key, column, "not finite")
+        return float(value)
+
+    def _optional_number(self, value: Any, column: str, key: Any) -> float | None:
+        return None if value is None else self._number(value, column, key)
+
+    def _kind(self, value: Any, key: Any) -> str:
+        if value not in _KINDS:
+            raise self._bad(key, "kind", f"= {show(value)}, not a task kind")
+        return str(value)
+
+    def _json(self, text: Any, column: str, key: Any) -> dict[str, Any]:
+        if not isinstance(text, str):
+            raise self._bad(key, column, f"of type {type(text).__name__}, not JSON text")
+        try:
+            value = json.loads(text)
+        except RecursionError:
+            raise self._bad(key, column, f"nested beyond {MAX_JSON_DEPTH} levels") from None
+        except ValueError:
+            raise self._bad(key, column, "that is not JSON") from None
+        if not isinstance(value, dict):
+            raise self._bad(key, column, f"that is JSON {type(value).__name__}, not an object")
+        if _depth(value) > MAX_JSON_DEPTH:
+            raise self._bad(key, column, f"nested beyond {MAX_JSON_DEPTH} levels")
+        return value
+
+    def _record(self, row: tuple[Any, ...]) -> Record:
+        d = dict(zip(_COLUMNS, row, strict=True))
+        key = self._check(d["key"], str, "key", d["key"])
+        stages = {} if d["stages"] in (None, "") else self._json(d["stages"], "stages", key)
+        for name, v in stages.items():
+            self._number(v, f"stages[{show(name)}]", key)
+        outputs = None if d["outputs"] is None else self._json(d["outputs"], "outputs", key)
+        error = self._check(d["error"], str, "error", key, null=True)
+        if (outputs is None) == (error is None):
+            raise self._bad(key, "outputs and error", "both set or both empty")
+        pid = self._check(d["pid"], int, "pid", key, null=True)
+        run_id = self._check(d["run_id"], int, "run_id", key, null=True)
+        finished = self._number(d["finished"], "finished", key)
+        return Record(
+            key=key,
+            kind=self._kind(d["kind"], key),
+            inputs=self._json(d["inputs"], "inputs", key),
+            outputs=outputs,
+            error=error,
+            seconds=self._optional_number(d["seconds"], "seconds", key),
+            finished=finished,
+            stages=stages,
+            started=self._optional_number(d["started"], "started", key),
+            host=self._check(d["host"], str, "host", key, null=True),
+            pid=pid,
+            worker=self._check(d["worker"], str, "worker", key, null=True),
+            version=self._check(d["version"], str, "version", key),
+            run_id=run_id,
+        )
 
 
 class _Transaction:
     """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception (Ctrl-C included)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, name: str) -> None:
         self._db = db
+        self._name = name
 
     def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e):
+                raise StoreError(
+                    f"store {self._name} is locked by another process; wait for it, or give "
+                    "another --store."
+                ) from None
+            raise StoreError(f"store {self._name} cannot be written ({e}).") from None
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self._db.execute("COMMIT" if et is None else "ROLLBACK")
+        if et is None:
+            try:
+                self._db.execute("COMMIT")
+                return
+            except sqlite3.DatabaseError as e:
+                self._db.execute("ROLLBACK")
+                raise StoreError(f"store {self._name} cannot be written ({e}).") from None
+        self._db.execute("ROLLBACK")
+        if isinstance(ev, sqlite3.DatabaseError):
+            raise StoreError(f"store {self._name} cannot be written ({ev}).") from None
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value, without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            deepest = max(deepest, d)
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            deepest = max(deepest, d)
+            stack.extend((x, d + 1) for x in v)
+    return deepest
 
 
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=True)
-
-
-def _record(row: tuple[Any, ...]) -> Record:
-    d = dict(zip(_COLUMNS, row, strict=True))
-    return Record(
-        key=d["key"],
-        kind=d["kind"],
-        inputs=json.loads(d["inputs"]),
-        outputs=None if d["outputs"] is None else json.loads(d["outputs"]),
-        error=d["error"],
-        seconds=d["seconds"],
-        finished=d["finished"],
-        stages=json.loads(d["stages"]) if d["stages"] else {},
-        started=d["started"],
-        host=d["host"],
-        pid=d["pid"],
-        worker=d["worker"],
-        version=d["version"],
-        run_id=d["run_id"],
-    )
