@@ -31,8 +31,10 @@ os.environ["DEQRMT_CACHE_DIR"] = _CACHE
 os.environ.pop("DEQRMT_NO_CACHE", None)
 os.environ.setdefault("MPLBACKEND", "Agg")
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
-# the sweep example starts an embedded Dask cluster in this process: keep its INFO lines out
+# the sweep example starts an embedded Dask cluster: keep its INFO lines (in this process and in
+# the worker processes, which read the environment) out of the build's output
 logging.getLogger("distributed").setLevel(logging.WARNING)
+os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
 
 import deqrmt  # noqa: E402  (after the cache is set)
 

@@ -8,8 +8,10 @@ result, in a SQLite file (:class:`ResultStore`); :func:`write_plots` draws the P
 Importing this package imports neither dask nor torch; running a sweep needs the extra
 ``pip install 'deqrmt[sweep]'`` (and ``[validate]`` for the torch kinds).
 
-Example (``run_sweep(spec)`` then starts a cluster and runs the tasks; ``deqrmt sweep``
-is the same from the command line):
+A spec expands into its tasks; ``run_sweep(spec)`` then starts a cluster and runs them
+(``deqrmt sweep SPEC.toml`` is the same from the command line).
+
+Example:
   >>> from deqrmt.sweep import parse_spec
   >>> spec = parse_spec('kind = ["coefficients", "exact"]\\nactivations = ["tanh", "relu"]\\n'
   ...                   'sigma_a2 = ["0.1", "0.2"]\\n[exact]\\nn = [64, 128]')
