@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _errors
 from ._errors import ActivationError as ActivationError
 from ._errors import BudgetExceeded as BudgetExceeded
 from ._errors import CenteringError as CenteringError
@@ -83,6 +84,17 @@ _LAZY = {
 }  # fmt: skip
 
 
+#: The public API: the error classes, ``__version__`` and every lazily loaded name above (one
+#: table, so a name added to ``_LAZY`` is public, documented and in ``dir(deqrmt)`` at once).
+#: ``tests/test_public_api.py`` checks that it is complete and that every name resolves; the
+#: API reference (docs/) is generated from it.
+__all__ = [
+    *_errors.__all__,
+    "__version__",
+    *sorted(_LAZY),
+]
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name], __name__), name)
@@ -92,4 +104,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return list(__all__)

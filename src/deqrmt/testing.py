@@ -163,7 +163,7 @@ def activations(
 
     Args:
       kinds: ``"smooth"`` (sin and cos, or Gaussian bumps u·e^(−u²/2) and e^(−u²/2)),
-        ``"kinked"`` (piecewise linear: ReLU, |·|, clip, leaky ReLU of affine maps) and
+        ``"kinked"`` (piecewise linear: ReLU, ``abs``, clip, leaky ReLU of affine maps) and
         ``"piecewise"`` (ELU-like halves e^u − 1 for u < 0 or 1 − e^(−u) for u > 0, with kinked
         terms).  A draw picks one kind.
       cheap: only terms whose Gaussian moments have closed forms (milliseconds per example);
@@ -171,7 +171,9 @@ def activations(
       max_terms: at most this many c·f terms.
 
     Example:
-      >>> activations().example().expr.free_symbols      # doctest: +SKIP
+      >>> from hypothesis import find
+      >>> act = find(activations(kinds=("kinked",)), lambda a: True)   # the simplest draw
+      >>> act.expr.free_symbols
       {x}
     """
     kinds = _arguments.sequence(

@@ -143,6 +143,13 @@ class DEQCoefficients(ProblemFields):
     ``certified``: every digit is proven by Arb ball arithmetic (each value has a ``radius``);
     otherwise the digits are the ones two evaluations agree on, and ``reason`` says why no
     proof was attempted or possible.  ``prec_bits``: the ball evaluation's precision.
+
+    Example:
+      >>> c = deq_coefficients("tanh", sigma_a2="0.2", dps=15)
+      >>> sorted(c.values)[:4]
+      ['alpha_1', 'alpha_2', 'alpha_3', 'alpha_4']
+      >>> c.tau_star.text
+      '0.934871610924773'
     """
 
     problem: DEQProblem
@@ -348,7 +355,11 @@ def deq_coefficients(
     trainable: str | Sequence[str] = ("a", "A"),
     certify: bool = True,
 ) -> DEQCoefficients:
-    r"""Coefficients of the DEQ z = φ(σ_a A z + σ_b B x)/√m, every printed digit proven.
+    """Coefficients of the DEQ z = φ(σ_a A z + σ_b B x)/√m, every printed digit proven.
+
+    The scalars of the high-dimensional equivalents Ḡ (ICML 2024, Theorem 1) and K̄ (Theorem 2),
+    from formulas SymPy derives for ``activation`` (:func:`derive_deq`), at the fixed point τ*
+    the DEQ's own iteration reaches (:func:`scan_fixed_points`).
 
     Args:
       activation: library name, ``name(params)``, an expression in ``x``, or a ready
@@ -363,13 +374,29 @@ def deq_coefficients(
         activation outside the enclosure rules falls back to digits verified by two
         evaluations (``certified=False`` with the ``reason``).  False: the two evaluations only.
 
+    Returns:
+      A :class:`DEQCoefficients`, a mapping of :class:`Verified` numbers with the keys
+      ``tau_star``, ``gamma_star``, ``alpha_1`` … ``alpha_4``, ``beta_1`` … ``beta_3``,
+      ``kappa_star`` and ``center`` (the constant c of φ_c = φ − c).  When
+      σ_a² E[φ'(τ*ξ)²] ≥ 1 the NTK diverges: the ``beta_*`` and ``kappa_star`` keys are absent
+      and ``notes`` says why.  ``moments`` holds E[φ_c'], E[φ_c'²], E[φ_c''], E[(φ_c²)''] at τ*
+      (keys ``E_phi_prime``, ``E_phi_prime_sq``, ``E_phi_second``, ``E_phi_sq_second``).
+
     Raises:
+      UnknownActivation, ParseError: ``activation`` is not a library name nor a valid expression.
+      InvalidArgument: a number out of range or malformed (σ_a² ∉ (0, 1), dps < 1, …).
+      UnknownTrainable: ``trainable`` is empty or names something outside (a, A, B).
+      BudgetExceeded: the input is beyond a stated work limit (docs/limits.md).
       ContractionError: σ_a² outside the region of a unique attracting fixed point.
       CenteringError: ``center=False`` and E[φ(τ*ξ)] ≠ 0.
       PrecisionLoss: fewer than 10 digits agree between the two evaluations.
 
     Example:
-      >>> deq_coefficients("relu", dps=12)["alpha_1"]   # doctest: +SKIP
+      >>> c = deq_coefficients("relu", sigma_a2="0.2", dps=12)
+      >>> c["alpha_1"]
+      Verified('0.210526315789', digits=12)
+      >>> c.alpha_1.text, round(float(c.tau_star), 6), c.certified
+      ('0.210526315789', 0.926566, True)
     """
     certify = _arguments.boolean(certify, "certify")
     problem = (
@@ -413,7 +440,21 @@ def _deq_coefficients(problem: DEQProblem) -> DEQCoefficients:
 
 @dataclasses.dataclass(frozen=True)
 class ExplicitCoefficients:
-    """Per-layer τ̃_l, α̃_{l,1..4}, β̃_{l,1..3}, κ̃_l and centering constants (Theorem 3)."""
+    """Per-layer τ̃_l, α̃_{l,1..4}, β̃_{l,1..3}, κ̃_l and centering constants (Theorem 3).
+
+    Attributes:
+      activations: σ_1 … σ_L, first layer first.
+      tau0: τ0 of the input data (exact).
+      dps: the verified digits asked for.
+      centered: whether each σ_l was centered at its input scale τ̃_{l−1}.
+      layers: one mapping per layer of :class:`Verified` numbers, keys ``tau``, ``alpha_1`` …
+        ``alpha_4``, ``beta_1`` … ``beta_3``, ``kappa`` and ``center``.
+
+    Example:
+      >>> e = explicit_coefficients(["relu", "tanh"], dps=12)
+      >>> len(e.layers), e.layers[1]["alpha_1"].text
+      (2, '0.154037894145')
+    """
 
     activations: tuple[Activation, ...]
     tau0: sp.Rational
@@ -481,9 +522,35 @@ def explicit_coefficients(
 ) -> ExplicitCoefficients:
     """Coefficients of x^{(l)} = σ_l(W_l x^{(l−1)})/√m, l = 1..L, to ``dps`` verified digits.
 
-    Each σ_l is centered at its own input scale τ̃_{l−1} unless ``center=False``.  The NTK
-    (β̃, κ̃) is over every layer's weights, or over all but W_1 with
-    ``input_layer_trainable=False`` (Θ^{(0)} = 0 instead of XᵀX).
+    The recursion of the Explicit-CK (ICML 2024, Theorem 3, as :func:`derive_layer` derives it)
+    and of the explicit NTK Θ^{(l)} = Σ^{(l)} + Θ^{(l−1)}∘Σ̇^{(l)}.  Each σ_l is centered at its
+    own input scale τ̃_{l−1} unless ``center=False``.  The NTK (β̃, κ̃) is over every layer's
+    weights, or over all but W_1 with ``input_layer_trainable=False`` (Θ^{(0)} = 0 instead of
+    XᵀX).
+
+    Args:
+      activations: one activation per layer (library names, ``name(params)``, expressions in
+        ``x`` or Activations), first layer first.
+      tau0: τ0 = √(tr C°/p) of the input data, an exact number.
+      dps: significant digits wanted.
+      center: center each σ_l (default); False requires each to be centered already.
+      input_layer_trainable: whether W_1 is among the NTK's parameters.
+
+    Returns:
+      An :class:`ExplicitCoefficients` whose ``layers[l - 1]`` maps ``tau``, ``alpha_1`` …
+      ``alpha_4``, ``beta_1`` … ``beta_3``, ``kappa`` and ``center`` to :class:`Verified` numbers.
+
+    Raises:
+      InvalidArgument: no activation, or an argument out of range.
+      UnknownActivation, ParseError: an activation that does not parse.
+      BudgetExceeded: more layers than docs/limits.md allows.
+      CenteringError: ``center=False`` and some σ_l is not centered at its input scale.
+      PrecisionLoss: fewer than 10 digits agree between the two evaluations.
+
+    Example:
+      >>> e = explicit_coefficients(["relu"], dps=12)
+      >>> e.layers[0]["alpha_1"].text, e.layers[0]["tau"].text
+      ('0.250000000000', '0.583819370104')
     """
     acts = tuple(
         _arguments.sequence(

@@ -499,22 +499,45 @@ def design_enn(
 ) -> Design:
     """Solve the matching equations for an ``layers``-layer ENN from ``family``.
 
-    ``deq_activation`` is an activation (then σ_a², σ_b², τ0, dps, trainable set the
-    problem), a :class:`DEQProblem`, or a computed :class:`DEQCoefficients` (reused as is).
-    ``layers=None`` applies the depth rule (1 if α*₂ = α*₃/2, else 2) for CK matching, 1 for NTK
-    matching when β*₂ = β*₃/2… (else 2).  Raises :class:`InvalidArgument` when the family cannot
-    match (too few parameters, or no real solution found).
+    The explicit network's equivalent (ICML 2024, Theorem 3) is matched to the DEQ's: τ̃_L = γ*
+    and α̃_{L,i} = α*_i (CK matching), or the β/κ analogues (NTK matching), solved by multi-start
+    Levenberg–Marquardt at high precision.  Solutions related by a symmetry of the matching
+    equations (a sign flip or mirror of one layer's parameters, a layer rescaling of a homogeneous
+    family) are reported once, by the canonical member of their orbit; ``Design.symmetries``
+    names the symmetries found and ``depth_rule["normalization"]`` says which parameters were
+    fixed, to what, and why.
 
-    Solutions related by a symmetry of the matching equations (a sign flip or mirror of one
-    layer's parameters, a layer rescaling of a homogeneous family) are reported once, by the
-    canonical member of their orbit; ``Design.symmetries`` names the symmetries found and
-    ``depth_rule["normalization"]`` says which parameters were fixed, to what, and why.
-    ``progress``, if given, is called with a short line before each multi-start.
+    Args:
+      deq_activation: an activation (then σ_a², σ_b², τ0, dps, trainable set the problem), a
+        :class:`DEQProblem`, or a computed :class:`DEQCoefficients` (reused as is).
+      family: the ENN's activation family: ``hard_tanh``, ``leaky_relu``, ``polynomialD`` or an
+        expression in ``x`` with parameters (``"a*tanh(b*x)"``); see ``deqrmt families``.
+      layers: the ENN's depth; None applies the depth rule (1 if α*₂ = α*₃/2, else 2) for CK
+        matching, and its β analogue for NTK matching.
+      kernel: ``"ck"`` or ``"ntk"``.
+      sigma_a2, sigma_b2, tau0, dps, trainable: the DEQ problem, as for :func:`deq_coefficients`.
+      starts: number of multi-start points of the root search.
+      seed: seed of the multi-start points.
+      progress: if given, called with a short line before each multi-start.
+
+    Returns:
+      A ``Design``: ``solutions`` (one ``DesignSolution`` per orbit, with ``params``, one
+      mapping of parameter name → decimal string per layer, and the ``residual``),
+      ``symmetries``, ``equations`` (the matching equations as text), ``depth_rule``, ``deq``
+      (the :class:`DEQCoefficients` matched) and ``to_dict()``/``to_json()`` (what ``deqrmt
+      design --json`` prints).
+
+    Raises:
+      InvalidArgument: an unknown kernel or family, a family with too few parameters to match,
+        or no real solution found.
+      ContractionError, UnknownActivation, ParseError: as for :func:`deq_coefficients`.
 
     Example:
-      >>> d = design_enn("tanh", "hard_tanh", dps=15, starts=2)  # doctest: +SKIP
-      >>> d.symmetries, len(d.solutions)  # doctest: +SKIP
+      >>> d = design_enn("tanh", "hard_tanh", dps=15, starts=2)
+      >>> d.symmetries, len(d.solutions)
       (('a → -a (φ → -φ)',), 1)
+      >>> sorted(d.solutions[0].params[0])
+      ['a', 'c']
     """
     # the boundary check (deqrmt._arguments): types and budgets before any work
     _arguments.text(family, "family", "a family name or expression, e.g. 'a*tanh(b*x)'")

@@ -237,8 +237,28 @@ def _scan(problem: DEQProblem) -> FixedPointScan:
 
 
 def scan_fixed_points(problem: DEQProblem) -> FixedPointScan:
-    """Every fixed point of F in [σ_b²τ0², 10⁴·q*], or on the whole half-line where
-    :func:`root_free_above` bounds the search (float brackets; memoised per setting)."""
+    """Every fixed point of the variance map F(q) = σ_a² E[φ_c²(√q ξ)] + σ_b² τ0².
+
+    The roots of F(q) = q in [σ_b²τ0², 10⁴·q*], or on the whole half-line where
+    :func:`root_free_above` bounds the search (float brackets; memoised per setting).  τ*² is
+    the lowest root, the one the DEQ's iteration from z = 0 reaches.
+
+    Args:
+      problem: the :class:`DEQProblem`.
+
+    Returns:
+      A ``FixedPointScan``: ``roots``, float brackets ``(lo, hi, sign)`` of q = τ² in increasing
+      order; ``star``, the bracket of τ*²; ``others``; ``complete`` and ``whole`` (True when
+      the fixed points on the whole half-line q ≥ σ_b²τ0² are listed).
+
+    Example:
+      >>> scan = scan_fixed_points(DEQProblem.make("tanh", sigma_a2="0.2"))
+      >>> len(scan.roots), scan.whole
+      (1, True)
+      >>> lo, hi, _ = scan.star
+      >>> lo <= 0.934871610924773**2 <= hi                 # τ*² of deq_coefficients("tanh")
+      True
+    """
     return _scan(_setting_key(check_problem(problem)))
 
 

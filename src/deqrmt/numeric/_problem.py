@@ -202,9 +202,10 @@ def check_dps(dps: Any, activation: Activation | None = None) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class DEQProblem:
-    r"""The DEQ z = φ(σ_a A z + σ_b B x)/√m on GMM data with τ0² = tr C°/p (ICML 2024, eq. (1)).
+    """The DEQ z = φ(σ_a A z + σ_b B x)/√m on GMM data with τ0² = tr C°/p (ICML 2024, eq. (1)).
 
     Build it with :meth:`make`, which converts and validates every argument; fields are exact.
+    Every function of the engine takes it (or builds it from the same arguments).
 
     Attributes:
       activation: φ.
@@ -212,6 +213,11 @@ class DEQProblem:
       dps: significant digits wanted.
       center: use φ_c = φ − E[φ(τ*ξ)] (default) or require E[φ(τ*ξ)] = 0.
       trainable: parameters the NTK is taken over, a subset of (a, A, B) in that order.
+
+    Example:
+      >>> p = DEQProblem.make("tanh", sigma_a2=0.2)        # a float means its shortest repr
+      >>> p.sigma_a2, p.sigma_b2, p.tau0, p.trainable
+      (1/5, 4/5, 1, ('a', 'A'))
     """
 
     activation: Activation

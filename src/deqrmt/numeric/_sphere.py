@@ -675,7 +675,7 @@ def sphere_coefficients(
     *,
     certify: bool = True,
 ) -> SphereCoefficients:
-    r"""HLD 2023's α, β, μ (Theorem 1), α̇, β̇, μ̇ (Theorem 3) and Corollary 1's quadratics.
+    """HLD 2023's α, β, μ (Theorem 1), α̇, β̇, μ̇ (Theorem 3) and Corollary 1's quadratics.
 
     For data uniform on S^{d−1}, the DEQ z = φ(σ_a A z/√m + σ_b B x/√m) has G* = g(XᵀX) with
     g = σ_a² f_φ(g/s) + σ_b² ρ and s = g(1) (see :mod:`deqrmt.symbolic._sphere`), and
@@ -691,6 +691,13 @@ def sphere_coefficients(
         digits two evaluations agree on (``certified=False`` with the ``reason``).  False: the
         two evaluations only (dps + 5 and dps + 20).
 
+    Returns:
+      A ``SphereCoefficients`` whose ``values`` maps to :class:`Verified` numbers: ``g_at_1``
+      (s = g(1)), ``g0``, ``g_prime_0``, ``g_second_0``, ``k_at_1``, ``k0``, ``k_prime_0``,
+      ``k_second_0`` (the CK map g and the NTK map k at 0 and 1), ``alpha``, ``beta``, ``mu``
+      (CK) and ``ntk_alpha``, ``ntk_beta``, ``ntk_mu`` (NTK); plus Corollary 1's quadratic
+      activations and the dual's derivatives.
+
     Raises:
       InvalidArgument: malformed input.
       ContractionError: σ_a² too large for an attracting fixed point or a finite NTK.
@@ -698,7 +705,9 @@ def sphere_coefficients(
       PrecisionLoss: fewer than 10 digits agree between the two evaluations.
 
     Example:
-      >>> sphere_coefficients("sqrt(2)*max(x, 0)", dps=12).values["beta"].text  # doctest: +SKIP
+      >>> s = sphere_coefficients("sqrt(2)*max(x, 0)", sigma_a2="0.2", dps=12)
+      >>> s.values["g_at_1"].text, s.values["beta"].text     # s = 1 when σ_a² + σ_b² = 1
+      ('1.00000000000', '0.893373907130')
     """
     act = get_activation(activation)
     sa2, sb2 = _sigmas(sigma_a2, sigma_b2)

@@ -140,12 +140,31 @@ def deq_coefficients_sweep(
     sigma_b2: ArrayLike | None = None,
     tau0: Any = 1,
 ) -> dict[str, NDArray[np.float64]]:
-    """All DEQ coefficients (keys as :data:`DEQ_KEYS`) for each σ_a² in an array, float64.
+    """All DEQ coefficients for each σ_a² in an array, float64 and vectorised.
 
-    σ_b² defaults to 1 − σ_a².  Raises :class:`ContractionError` listing the σ_a² values for
-    which the DEQ's iteration has no attracting fixed point (none with τ within the float
-    grid's range, τ ≲ 683), and :class:`BudgetExceeded` when σ_b²τ0² itself is beyond that
-    range.  Memory and time are bounded by the grid's cap (see the module docstring).
+    The same derived formulas as :func:`deq_coefficients`, evaluated in numpy for many σ_a² at
+    once (for plots and scans); no digit is verified: use :func:`deq_coefficients` for numbers
+    you print.
+
+    Args:
+      activation: library name, ``name(params)``, an expression in ``x``, or an Activation.
+      sigma_a2: σ_a² values (any array-like of floats in (0, 1)).
+      sigma_b2: σ_b² values, broadcast against ``sigma_a2``; default 1 − σ_a².
+      tau0: τ0, an exact number.
+
+    Returns:
+      A dict from each key of :data:`DEQ_KEYS` (``tau_star``, ``gamma_star``, ``alpha_1`` …,
+      ``kappa_star``, ``center``) to a float64 array shaped like ``sigma_a2``.
+
+    Raises:
+      ContractionError: listing the σ_a² values for which the DEQ's iteration has no
+        attracting fixed point.
+      InvalidArgument, UnknownActivation, ParseError: malformed input.
+
+    Example:
+      >>> c = deq_coefficients_sweep("relu", [0.1, 0.2])   # α*₁ = σ_b²/(4 − σ_a²) for ReLU
+      >>> c["alpha_1"].round(6).tolist(), [round(0.9 / 3.9, 6), round(0.8 / 3.8, 6)]
+      ([0.230769, 0.210526], [0.230769, 0.210526])
     """
     from ._problem import sweep_arguments  # the boundary check (deqrmt._arguments)
 

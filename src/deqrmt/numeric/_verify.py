@@ -31,6 +31,14 @@ class Verified:
     ``value`` is the more precise evaluation, for further arithmetic (``float(v)`` works too).
     ``radius`` is None when the digits are verified by two evaluations, and a number when they
     are *proven*: the true value lies within ``radius`` of ``value`` (Arb ball arithmetic).
+
+    Example:
+      >>> from deqrmt import deq_coefficients
+      >>> v = deq_coefficients("relu", dps=12).alpha_1      # α*₁ = σ_b² μ₁²/(1 − σ_a² μ₁²) = 4/19
+      >>> v.text, v.digits, float(v) == 4 / 19
+      ('0.210526315789', 12, True)
+      >>> v.radius < 1e-20                                   # proven: a ball around ``value``
+      True
     """
 
     value: Any  # mpf from the more precise evaluation (a ball's midpoint when certified)

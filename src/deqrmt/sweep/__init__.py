@@ -8,10 +8,15 @@ result, in a SQLite file (:class:`ResultStore`); :func:`write_plots` draws the P
 Importing this package imports neither dask nor torch; running a sweep needs the extra
 ``pip install 'deqrmt[sweep]'`` (and ``[validate]`` for the torch kinds).
 
+A spec expands into its tasks; ``run_sweep(spec)`` then starts a cluster and runs them
+(``deqrmt sweep SPEC.toml`` is the same from the command line).
+
 Example:
-  >>> from deqrmt.sweep import load_spec, run_sweep          # doctest: +SKIP
-  >>> result = run_sweep(load_spec("examples/sweep.toml"))   # doctest: +SKIP
-  >>> print(result.table())                                  # doctest: +SKIP
+  >>> from deqrmt.sweep import parse_spec
+  >>> spec = parse_spec('kind = ["coefficients", "exact"]\\nactivations = ["tanh", "relu"]\\n'
+  ...                   'sigma_a2 = ["0.1", "0.2"]\\n[exact]\\nn = [64, 128]')
+  >>> len(spec.tasks), sorted({t.kind for t in spec.tasks})
+  (12, ['coefficients', 'exact'])
 """
 
 from .._errors import BudgetExceeded as BudgetExceeded

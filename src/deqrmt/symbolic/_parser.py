@@ -711,11 +711,26 @@ def parse_activation(text: str) -> Activation:
     """A library activation (``tanh``, ``leaky_relu(0.1)``) or an expression in ``x``.
 
     Library parameters are numbers: ``hard_tanh(1.2, 0.8)``, ``polynomial(0, 1, 0.25)``;
-    library activations also work inside expressions: ``0.5*gelu(x) + 0.5*tanh(x)``.
+    library activations also work inside expressions: ``0.5*gelu(x) + 0.5*tanh(x)``.  The
+    text is parsed by deqrmt's own grammar (no ``eval``), within the budgets of docs/limits.md.
+
+    Args:
+      text: the activation, as typed.
+
+    Returns:
+      An ``Activation`` (``name``, ``expr``: a SymPy expression in ``x``, and its smooth pieces
+      between kinks).
+
+    Raises:
+      ParseError: the text is not in the grammar.
+      UnknownActivation: a name that is neither a library activation nor an allowed function.
+      BudgetExceeded: the text is too long, too deep, or has too many kinks or powers.
 
     Example:
       >>> parse_activation("2*leaky_relu(0.2)").expr
       2*Max(x/5, x)
+      >>> parse_activation("tanh")
+      Activation(name='tanh', expr=tanh(x))
     """
     tree = _tree(text)
     body = tree.body

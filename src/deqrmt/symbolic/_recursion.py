@@ -173,7 +173,27 @@ class FixedPointMap:
 
 
 def derive_fixed_point(*, center: bool = True, input_injection: bool = True) -> FixedPointMap:
-    """Derive F(q), F'(q) and the centering identities (memoised); see :class:`FixedPointMap`."""
+    """Derive the variance map F(q), its derivative F'(q) and the centering identities.
+
+    F(q) = σ_a² E[φ_c²(√q ξ)] + σ_b² τ0², whose attracting fixed point is τ*²; memoised.
+
+    Args:
+      center: center φ at its own mean at the same scale, c = E[φ(√q ξ)] (the engine's
+        default); False: F uses φ as given.
+      input_injection: False drops the σ_b² τ0² term.
+
+    Returns:
+      A :class:`~deqrmt.symbolic.FixedPointMap` with ``F``, ``dF``, ``center`` and
+      ``centered`` as SymPy expressions in the raw moment symbols (``mu0`` = E[φ(√q ξ)],
+      ``sq`` = E[φ²], ``sq2`` = E[(φ²)''], …) and ``needs``, the moments they use.
+
+    Example:
+      >>> fp = derive_fixed_point()
+      >>> fp.F                                  # σ_a² (E[φ²] − E[φ]²) + σ_b² τ0²
+      -mu0**2*sigma_a2 + sigma_a2*sq + sigma_b2*tau_0**2
+      >>> fp.needs
+      ('d2', 'phi', 'sq', 'sq2')
+    """
     return _derive_fixed_point(
         center=_arguments.boolean(center, "center"),
         input_injection=_arguments.boolean(input_injection, "input_injection"),
@@ -307,9 +327,32 @@ TRAINABLE_SETS: dict[str, tuple[str, ...]] = {
 def derive_deq(
     *, input_injection: bool = True, trainable: tuple[str, ...] | str = ("a", "A")
 ) -> DEQFormulas:
-    """Derive the DEQ formulas (memoised in memory and on disk); see :func:`_derive_deq`.
+    """Derive the DEQ's CK and NTK formulas from the kernel map (ICML 2024, Theorems 1–2).
 
-    ``trainable``: a non-empty subset of (a, A, B) as a tuple, list or set, or ``"a,A"``.
+    The second-order expansion of E[φ(u)φ(v)] (heat-equation rule, see the module docstring)
+    matched on the ansatz {XᵀX, ssᵀ, T} at the fixed point Λ = σ_a² G + σ_b² XᵀX; memoised in
+    memory and on disk (the cache).
+
+    Args:
+      input_injection: False derives the DEQ with σ_b = 0 (no input injection).
+      trainable: the NTK's parameter set, a subset of ``("a", "A", "B")`` in that order.
+
+    Returns:
+      A :class:`~deqrmt.symbolic.DEQFormulas`: ``gamma_sq``, ``alpha`` (α*₁..₄), ``beta``
+      (β*₁..₃), ``kappa_sq`` and ``tau_sq_map`` as SymPy expressions in σ_a², σ_b², τ0 and the
+      moment symbols ``m`` (``mu1`` = E[φ'(τ*ξ)], ``sq`` = E[φ²], ``dsq`` = E[φ'²], …);
+      ``as_dict()`` keys them like :func:`deq_coefficients`.
+
+    Raises:
+      UnknownTrainable: ``trainable`` is empty or names something outside (a, A, B).
+      DerivationError: a term outside the ansatz (a bug in the derivation, never user input).
+
+    Example:
+      >>> f = derive_deq()
+      >>> f.alpha[0]                                   # α*₁ = σ_b² E[φ']² / (1 − σ_a² E[φ']²)
+      -mu1**2*sigma_b2/(mu1**2*sigma_a2 - 1)
+      >>> f.kappa_sq                                   # κ*² = E[φ²] / (1 − σ_a² E[φ'²])
+      -sq/(dsq*sigma_a2 - 1)
     """
     return _derive_deq_memo(
         input_injection=_arguments.boolean(input_injection, "input_injection"),
@@ -432,7 +475,23 @@ def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormula
 
 @functools.lru_cache(maxsize=4)
 def derive_layer() -> LayerFormulas:
-    """Derive one explicit layer's recursion (memoised); see :func:`_derive_layer`."""
+    """Derive one explicit layer's recursion (ICML 2024, Theorem 3, as derived here; memoised).
+
+    Λ^{(l)} = Σ^{(l−1)} and Σ^{(l)} = E[σ_l(u)σ_l(v)] expanded like the DEQ, for the NTK
+    Θ^{(l)} = Σ^{(l)} + Θ^{(l−1)}∘Σ̇^{(l)} with every layer trainable.
+
+    Returns:
+      A :class:`~deqrmt.symbolic.LayerFormulas`: ``tau_sq``, ``alpha`` (α̃_{l,1..4}), ``beta``
+      (β̃_{l,1..3}) and ``kappa_sq`` in the previous layer's symbols ``prev`` (``alpha_1_prev``,
+      …) and the moment symbols ``m`` of the centered σ_l at τ̃_{l−1}.
+
+    Example:
+      >>> l = derive_layer()
+      >>> l.alpha[0]                           # α̃_{l,1} = E[σ_l']² α̃_{l−1,1}
+      alpha_1_prev*mu1**2
+      >>> l.alpha[3]                           # α̃_{l,4} = ½ E[(σ_l²)''] α̃_{l−1,4}
+      alpha_4_prev*sq2/2
+    """
     return cached("derive-layer", "v1", _derive_layer, LayerFormulas, symbols=_entry_symbols())
 
 

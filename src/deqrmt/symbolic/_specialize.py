@@ -35,7 +35,7 @@ def coefficient_expression(
     trainable: tuple[str, ...] | str = ("a", "A"),
     center: bool = True,
 ) -> sp.Expr:
-    r"""The derived formula of one DEQ coefficient, specialised to ``activation``.
+    """The derived formula of one DEQ coefficient, specialised to ``activation``.
 
     Args:
       activation: library name, ``name(params)``, an expression in ``x``, or an Activation.
@@ -47,8 +47,15 @@ def coefficient_expression(
       A SymPy expression in σ_a², σ_b², τ0, :data:`TAU_STAR` and, where no closed form exists,
       moment symbols ``E[φ'(τ*ξ)]`` etc.; in a notebook it renders as LaTeX.
 
+    Raises:
+      InvalidArgument: ``key`` is not a coefficient name.
+      UnknownActivation, ParseError: ``activation`` does not parse.
+
     Example:
-      >>> coefficient_expression("relu", "alpha_1")   # doctest: +SKIP
+      >>> coefficient_expression("relu", "alpha_1")        # E[φ'] = 1/2 for ReLU
+      sigma_b2/(4 - sigma_a2)
+      >>> coefficient_expression("tanh", "alpha_1")        # no closed form: a moment symbol
+      E[φ'(τ*ξ)]**2*sigma_b2/(-E[φ'(τ*ξ)]**2*sigma_a2 + 1)
     """
     from . import get_activation
 

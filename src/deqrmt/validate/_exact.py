@@ -54,7 +54,7 @@ class ExactKernels:
       evaluations: bivariate-map evaluations per entry (the most over blocks).
       degree: the largest Mehler degree used (0 for closed forms).
       fallback_pairs: pair evaluations (summed over Newton steps) done by the nested-quadrature
-        fallback for |ρ| near 1 (0 for the paper preset).
+        fallback for ``|ρ|`` near 1 (0 for the paper preset).
       seconds: wall time.
       trainable: the NTK's parameter set.
     """
@@ -307,7 +307,7 @@ def exact_kernels(
       method: ``"auto"`` (closed form or Mehler series, then Newton), ``"mehler"`` (the series
         even where a closed form exists), ``"conditional"`` (nested quadrature for every pair:
         slow, an independent check) or ``"gauss-hermite"`` (the baseline: 2-D Gauss–Hermite
-        with ``nodes``² points and the plain iteration G ← F(G)).
+        with ``nodes**2`` points and the plain iteration G ← F(G)).
       tol: relative tolerance of the fixed point (the Mehler series is truncated at tol/10).
       device: where to compute (float64 throughout).
       trainable: the NTK's parameter set ⊆ {a, A, B} (:func:`ntk_limit`).

@@ -46,6 +46,7 @@ def report_dict(result: ValidationResult) -> dict[str, Any]:
 
 
 def report_json(result: ValidationResult) -> str:
+    """:func:`report_dict` as indented JSON text (the CLI wraps the same dict in docs/json.md's convention)."""
     return json.dumps(report_dict(result), indent=2, ensure_ascii=False)
 
 
