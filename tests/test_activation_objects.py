@@ -143,7 +143,9 @@ def test_deq_coefficients_of_objects() -> None:
     silu = deqrmt.deq_coefficients(nn.SiLU(), dps=15)
     assert silu.to_json() == deqrmt.deq_coefficients("silu", dps=15).to_json()
     c = deqrmt.deq_coefficients(sp.tanh(sp.Symbol("x")), dps=15)
-    assert c.values["alpha_1"].text == deqrmt.deq_coefficients("tanh", dps=15).values["alpha_1"].text
+    assert (
+        c.values["alpha_1"].text == deqrmt.deq_coefficients("tanh", dps=15).values["alpha_1"].text
+    )
 
 
 def test_layers_are_explicit_a_bare_activation_is_one_layer() -> None:

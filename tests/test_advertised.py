@@ -18,9 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(prefix: list[str], *args: str, cwd: Path | None = None) -> Any:
-    return subprocess.run(
-        [*prefix, *args], capture_output=True, text=True, timeout=600, cwd=cwd
-    )
+    return subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=600, cwd=cwd)
 
 
 def test_sign_is_not_advertised_as_usable(cli_prefix: list[str]) -> None:

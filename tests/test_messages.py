@@ -88,9 +88,7 @@ def test_design_names_the_family_the_user_gave(cli_prefix: list[str]) -> None:
 def test_budget_names_the_environment_variable_that_raises_it(
     cli_prefix: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    line = _error(
-        _run(cli_prefix, "coefficients", "tanh(tanh(tanh(tanh(x))))"), "BudgetExceeded"
-    )
+    line = _error(_run(cli_prefix, "coefficients", "tanh(tanh(tanh(tanh(x))))"), "BudgetExceeded")
     assert "set the environment variable DEQRMT_MAX_TRANSCENDENTAL_DEPTH=4" in line, line
     assert "._" not in line  # no private module in a message
     monkeypatch.setenv("DEQRMT_MAX_TRANSCENDENTAL_DEPTH", "4")
