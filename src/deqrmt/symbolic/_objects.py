@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -470,12 +470,3 @@ def activation_text(spec: Any, name: str = "activation") -> str:
         f"{name}={_arguments.show(spec)} ({type(spec).__name__}) is not an activation deqrmt "
         f"can read; accepted: {ACCEPTED}.{hint}"
     )
-
-
-def objects() -> Iterator[tuple[str, str]]:  # pragma: no cover - documentation helper
-    """(``module.attr``, text) of every known function, for the documentation."""
-    for module, table in _FUNCTIONS.items():
-        for attr, text in table.items():
-            yield f"{module}.{attr}", text
-    for attr, (build, _) in _TORCH.items():
-        yield f"{_FUNCTIONAL}.{attr}", build({}, attr)
