@@ -230,7 +230,6 @@ def test_hostile_activations_give_one_line_and_exit_2(act, capsys):
         (["coefficients", "relu", "--dps", "abc"], "argument --dps: invalid int value"),
         (["coefficients", "relu", "--bogus"], "unrecognized arguments: --bogus"),
         (["explicit"], "the following arguments are required: ACT"),
-        ([], "the following arguments are required: COMMAND"),
         (["coefficient", "relu"], "did you mean 'coefficients'?"),
         (["frobnicate"], "unknown command 'frobnicate'"),
         (["certify"], "--enn"),

@@ -47,7 +47,7 @@ def test_display_formula_equals_the_family_pieces(name: str) -> None:
 def test_cli_text_lists_formula_and_parameters(capsys: pytest.CaptureFixture[str]) -> None:
     assert families.run(_parse()) == 0
     out = capsys.readouterr().out
-    assert "hard_tanh: φ(x) = a*Max(-c, Min(c, x))" in out
+    assert "hard_tanh: φ(x) = a·max(-c, min(c, x))" in out
     assert "slope for x > 0" in out and "constraints: a - b > 0" in out
     assert "a*tanh(b*x)" in out
 

@@ -181,6 +181,11 @@ def _from_text(text: str, name: str, value: Any) -> Fraction:
         if den == 0:
             raise InvalidArgument(f"{name}={show(value)}: the denominator is 0.")
         return Fraction(num, den)
+    if re.fullmatch(r"[+-]?[0-9]+,[0-9]+", t):
+        raise InvalidArgument(
+            f"{name}={show(value)}: a decimal comma? numbers take a decimal point: "
+            f"{t.replace(',', '.')!r}."
+        )
     raise InvalidArgument(f"{name}={show(value)} is not a number; {_NUMBER_HELP}.")
 
 
@@ -492,6 +497,12 @@ def number_range(value: str, name: str, max_count: int) -> list[Fraction]:
     (a 5000-digit count is refused at once); start and stop are :func:`number` s.
     """
     parts = [t.strip() for t in value.split(":")]
+    if len(parts) == 2:
+        a, b = (escape_controls(t, keep="")[:20] for t in parts)
+        raise InvalidArgument(
+            f"{name}={show(value)}: a range needs its number of points, start:stop:COUNT, "
+            f"e.g. '{a}:{b}:5'."
+        )
     if len(parts) != 3:
         raise InvalidArgument(
             f"{name}={show(value)}: a range is start:stop:count, e.g. '0.05:0.6:12'."

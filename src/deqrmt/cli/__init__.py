@@ -4,6 +4,9 @@ A command module defines ``NAME``, ``register(subparsers)`` (adds its parser, wi
 description and help for every option) and ``run(args) -> int``; it imports SymPy, mpmath or
 torch only inside ``run``, so ``deqrmt --help`` and ``deqrmt coefficients`` never import torch.
 
+``deqrmt`` with no arguments prints the help (the commands, the exit codes) on standard output
+and exits 0, as pip, cargo and docker do: it is a request for help, not a mistake.
+
 Exit codes (:data:`EXIT_CODES`):
 
 ====  ========================================================================================
@@ -126,6 +129,9 @@ def _dispatch(argv: list[str]) -> int:
 
     if argv[:1] == ["validate"] and any(a == "--enn" or a.startswith("--enn=") for a in argv):
         argv = ["certify", *argv[1:]]  # the older spelling `deqrmt validate --deq … --enn …`
+    if not argv:  # `deqrmt` alone asks what it can do: the help, like pip, cargo, docker
+        sys.stdout.write(build_parser().format_help())
+        return EXIT_OK
     unknown = _suggest_command(argv)
     if unknown is not None:
         print_stderr(unknown)
@@ -139,13 +145,14 @@ def _dispatch(argv: list[str]) -> int:
     return int(module.run(args))
 
 
-def _error_line(e: DeqrmtError) -> str:
+def _error_line(e: DeqrmtError, argv: list[str] | None = None) -> str:
     from .._errors import ParseError, UnknownActivation
-    from ._common import flag_names
+    from ._common import argv_hint, flag_names
 
     message = str(e)
     if not isinstance(e, (ParseError, UnknownActivation)):  # those quote the user's text
         message = flag_names(message)
+        message += argv_hint(message, argv or [])
     return f"deqrmt: error: {type(e).__name__}: {message}"
 
 
@@ -219,7 +226,7 @@ def _outcome(e: BaseException, args: list[str]) -> int:
     if isinstance(e, DeqrmtError):
         if os.environ.get("DEQRMT_DEBUG"):
             raise e
-        print_stderr(_error_line(e))
+        print_stderr(_error_line(e, args))
         return EXIT_BAD_INPUT
     _log_bug(args, e)
     if os.environ.get("DEQRMT_DEBUG"):

@@ -53,6 +53,7 @@ ARGUMENT_FLAGS: dict[str, str] = {
     "ratio": "--ratio",
     "n_train": "--n-train",
     "n_test": "--n-test",
+    "export": "--export",
 }
 _NAME = "|".join(sorted(map(re.escape, ARGUMENT_FLAGS), key=len, reverse=True))
 _ASSIGNED = re.compile(rf"(?<![\w-])({_NAME})=")
@@ -89,11 +90,109 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: ``deqrmt …: error: …`` on stderr, exit code 2."""
+    """argparse with one-line errors: ``deqrmt …: error: …`` on stderr, exit code 2, and a
+    hint where the mistake is a common one (:func:`usage_hint`)."""
+
+    _argv: list[str] | None = None
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Any = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._argv = [str(a) for a in args] if args is not None else None
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        print_stderr(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        parser: argparse.ArgumentParser = self
+        if message.startswith("unrecognized arguments") and self._argv:
+            parser = self._command_parser(self._argv) or self
+        hint = usage_hint(message, self._argv or [], parser, self)
+        print_stderr(f"{self.prog}: error: {message}{hint} (see {parser.prog} --help)")
         raise SystemExit(2)
+
+    def _command_parser(self, argv: list[str]) -> argparse.ArgumentParser | None:
+        """The sub-command parser that ``argv`` names (its first known command)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for token in argv:
+                    if token in action.choices:
+                        return action.choices[token]  # type: ignore[no-any-return]
+        return None
+
+
+#: a decimal written with a comma, ``0,2``
+_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
+
+
+def _options(*parsers: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    out: dict[str, argparse.Action] = {}
+    for p in parsers:
+        out.update({k: v for k, v in p._option_string_actions.items() if k.startswith("--")})
+    return out
+
+
+def usage_hint(
+    message: str, argv: list[str], parser: argparse.ArgumentParser, root: argparse.ArgumentParser
+) -> str:
+    """A hint for a usage error: the flag meant (``--sigma_a2`` → ``--sigma-a2``), a list
+    given with spaces (``--n 256 512`` → ``--n 256,512``), an expression the shell split
+    (``max(x, 0)`` unquoted), a decimal comma (``0,2``)."""
+    import difflib
+
+    hints: list[str] = []
+    if message.startswith("unrecognized arguments"):
+        options = _options(parser, root)
+        for token in message.split(":", 1)[1].split():
+            if token.startswith("--"):
+                flag = token.split("=", 1)[0]
+                norm = flag.replace("_", "-").lower()
+                match = norm if norm in options else None
+                if match is None:
+                    close = difflib.get_close_matches(norm, list(options), n=1, cutoff=0.7)
+                    match = close[0] if close else None
+                if match is not None:
+                    hints.append(f"did you mean {match}?")
+                continue
+            if token not in argv:
+                continue
+            i = argv.index(token)
+            before = argv[i - 2] if i >= 2 else ""
+            action = options.get(before.split("=", 1)[0]) if before.startswith("--") else None
+            if action is not None and action.nargs is None and not argv[i - 1].startswith("-"):
+                values = [argv[i - 1]]
+                for t in argv[i:]:
+                    if t.startswith("-"):
+                        break
+                    values.append(t)
+                hints.append(
+                    f"{before} takes one value; for several, join them with commas: "
+                    f"{before} {','.join(values)}"
+                )
+            elif argv[i - 1].count("(") > argv[i - 1].count(")"):
+                hints.append(
+                    "the shell split an expression at its spaces: quote it, "
+                    f"'{argv[i - 1]} {token}'"
+                )
+    for value in re.findall(r"'([^']*)'", message):
+        if "invalid int value" not in message and _DECIMAL_COMMA.fullmatch(value.strip()):
+            hints.append(f"a decimal comma? write {value.strip().replace(',', '.')}")
+    return "".join(f"; {h}" for h in dict.fromkeys(hints))
+
+
+def argv_hint(message: str, argv: list[str]) -> str:
+    """A hint for an error about a flag's value: a decimal comma, ``--sigma-a2 0,2``, which is
+    read as the list 0, 2 where lists are allowed (the message names the flag)."""
+    for i, token in enumerate(argv):
+        flag, eq, inline = token.partition("=")
+        value = inline if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+        if (
+            flag.startswith("--")
+            and flag in message
+            and "decimal comma" not in message
+            and _DECIMAL_COMMA.fullmatch(value.strip())
+        ):
+            fixed = value.strip().replace(",", ".")
+            return f" (a decimal comma? write {flag} {fixed}; a comma separates a list)"
+    return ""
 
 
 def add_command(
@@ -287,3 +386,88 @@ def validate_extra(command: str, extra_modules: tuple[str, ...] = ()) -> Iterato
     """:func:`extra_imports` for the whole [validate] extra (and scikit-learn's digits)."""
     with extra_imports(command, (*VALIDATE_EXTRA, *extra_modules), also=("sklearn",)):
         yield
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def math_text(expr: Any) -> str:
+    """A SymPy expression as people write it on one line: ``a·max(-c, min(c, x))``,
+    ``c1·x + c2·x²``, ``|x|``, ``x if x > 0, exp(x) - 1 otherwise`` (not ``Max``/``Piecewise``).
+
+    Example:
+      >>> import sympy as sp
+      >>> x = sp.Symbol("x")
+      >>> math_text(sp.Max(2 * x, x / 10) + x**2)
+      'x² + max(x/10, 2·x)'
+    """
+    import sympy as sp
+    from sympy.printing.str import StrPrinter
+
+    class _Printer(StrPrinter):
+        def _print_Max(self, e: Any) -> str:
+            return f"max({', '.join(self._print(a) for a in e.args)})"
+
+        def _print_Min(self, e: Any) -> str:
+            return f"min({', '.join(self._print(a) for a in e.args)})"
+
+        def _print_Abs(self, e: Any) -> str:
+            return f"|{self._print(e.args[0])}|"
+
+        def _print_Piecewise(self, e: Any) -> str:
+            parts = [
+                f"{self._print(v)} otherwise"
+                if c is sp.true
+                else f"{self._print(v)} if {self._print(c)}"
+                for v, c in e.args
+            ]
+            return ", ".join(parts)
+
+    text = _Printer().doprint(expr)
+    text = re.sub(r"\*\*(-?[0-9]+)\b(?!/)", lambda m: m.group(1).translate(_SUPERSCRIPT), text)
+    return text.replace("**", "^").replace("*", "·")
+
+
+def set_text(domain: Any) -> str:
+    """A SymPy set in math notation: ``(0, ∞)``, ``ℝ``, ``[-1, 1)``, ``(-∞, 0) ∪ (0, ∞)``.
+
+    Example:
+      >>> import sympy as sp
+      >>> set_text(sp.Interval.open(0, sp.oo)), set_text(sp.S.Reals)
+      ('(0, ∞)', 'ℝ')
+    """
+    import sympy as sp
+
+    def end(v: Any) -> str:
+        if v is sp.oo:
+            return "∞"
+        if v is sp.S.NegativeInfinity:
+            return "-∞"
+        return math_text(v)
+
+    if domain == sp.S.Reals:
+        return "ℝ"
+    if isinstance(domain, sp.Interval):
+        lo = "(" if domain.left_open or domain.left is sp.S.NegativeInfinity else "["
+        hi = ")" if domain.right_open or domain.right is sp.oo else "]"
+        return f"{lo}{end(domain.left)}, {end(domain.right)}{hi}"
+    if isinstance(domain, sp.Union):
+        return " ∪ ".join(set_text(a) for a in domain.args)
+    if isinstance(domain, sp.FiniteSet):
+        return "{" + ", ".join(end(a) for a in domain.args) + "}"
+    if domain == sp.S.EmptySet:
+        return "∅"
+    return math_text(domain)
+
+
+def check_plot_target(directory: str, names: tuple[str, ...], *, force: bool) -> None:
+    """Refuse now, before any work, a ``--plot DIR`` that the plots could not be written to:
+    not a directory, or one of ``names`` there exists (without ``--force``), is a link, …"""
+    import os
+
+    from .._io import check_directory, check_output
+
+    check_directory(directory)
+    if os.path.isdir(directory):
+        for name in names:
+            check_output(os.path.join(directory, name), force=force)

@@ -129,7 +129,7 @@ def _step_sizes(text: str | None) -> tuple[float, ...] | None:
 
 
 def _text(d: Any) -> str:
-    from ..symbolic._bias import domain_text
+    from ._common import set_text
 
     inits = ", ".join(f"{t}(0) = {v}" for t, v in zip(d.parameters, d.init, strict=True))
     lines = [
@@ -146,7 +146,7 @@ def _text(d: Any) -> str:
     lines += [
         f"ψ(β)           {d.psi}    (ψ'' = 1/h)",
         f"q(β)           {d.q_at_init}    (ψ(β) − ψ'(β(0))·β)",
-        f"convex domain  {domain_text(d.domain)}    (h > 0; the flow never leaves it)",
+        f"convex domain  {set_text(d.domain)}    (h > 0; the flow never leaves it)",
         "preserved      " + (", ".join(map(str, d.invariants)) or "nothing beyond the domain"),
     ]
     if not d.closed_form:

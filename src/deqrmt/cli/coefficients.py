@@ -14,6 +14,7 @@ from ._common import (
     add_json,
     add_problem,
     add_trainable,
+    check_plot_target,
     extra_imports,
     flag_names,
     print_json,
@@ -81,6 +82,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.plot:
         require_extra(f"{NAME} --plot", PLOT_EXTRA)  # before any work, not after the table
+        check_plot_target(args.plot, ("coefficients.png",), force=args.force)
     from ..symbolic import get_activation
 
     act = get_activation(args.activation)  # bad text is refused before the engine is imported
@@ -142,10 +144,6 @@ def _run_grid(args: argparse.Namespace, act: Any, grid: list[Any]) -> int:
     from ..numeric import DEQ_KEYS
     from ..numeric._problem import exact_text
 
-    if args.plot:
-        from .._io import check_directory
-
-        check_directory(args.plot)  # refuse now, not after the computation
     outcomes = [_outcome(args, act, s) for s in grid]
     results = [r for r in outcomes if not isinstance(r, DeqrmtError)]
     refused = [(s, e) for s, e in zip(grid, outcomes, strict=True) if isinstance(e, DeqrmtError)]

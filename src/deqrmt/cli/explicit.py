@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_command, add_dps, add_json, print_json
+from ._common import add_command, add_dps, add_json, math_text, print_json
 
 __all__ = ["NAME", "register", "run"]
 
@@ -45,8 +45,34 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(args, res.to_dict())
         return 0
+    print(_header(res))
+    print()
     for l, (act, layer) in enumerate(zip(res.activations, res.layers, strict=True), start=1):
-        rows = [(k, "", layer[k].text) for k in LAYER_KEYS]
-        print(table(rows, f"layer {l}: σ_{l}(x) = {act.expr}"))
+        rows = [(k, _SYMBOLS[k].format(l=l), layer[k].text) for k in LAYER_KEYS]
+        print(table(rows, f"layer {l}: σ_{l}(x) = {math_text(act.expr)}  ({act.name})"))
         print()
     return 0
+
+
+#: what each key is, for layer l (Theorem 3's notation)
+_SYMBOLS = {
+    "tau": "τ̃_{l}", "alpha_1": "α̃_{l},1", "alpha_2": "α̃_{l},2", "alpha_3": "α̃_{l},3",
+    "alpha_4": "α̃_{l},4", "beta_1": "β̃_{l},1", "beta_2": "β̃_{l},2", "beta_3": "β̃_{l},3",
+    "kappa": "κ̃_{l}", "center": "c_{l} (σ_{l} − c_{l} centered)",
+}  # fmt: skip
+
+
+def _header(res: Any) -> str:
+    """Which network the tables are for: the recursion, its depth, τ0, centering, digits."""
+    depth = len(res.layers)
+    how = (
+        "proven (Arb balls)"
+        if all(v.certified for layer in res.layers for v in layer.values())
+        else "verified (two evaluations agree)"
+    )
+    return (
+        f"explicit network x^(l) = σ_l(W_l x^(l−1))/√m, l = 1..{depth} "
+        f"({depth} layer{'s' if depth > 1 else ''}; ICML 2024, Theorem 3), τ0 = {res.tau0}; "
+        + ("each σ_l centered at its input scale τ̃_(l−1)" if res.centered else "σ_l as given")
+        + f"; NTK over every layer's weights; {res.dps} digits requested, {how}"
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_command, add_json, print_json
+from ._common import add_command, add_json, math_text, print_json
 
 __all__ = ["NAME", "register", "run"]
 
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(args, {"families": [e.to_dict() for e in entries]})
         return 0
     for e in entries:
-        print(f"{e.name}: φ(x) = {e.formula}")
+        print(f"{e.name}: φ(x) = {math_text(e.formula)}")
         for name, meaning in e.params:
             print(f"  {name:<4} {meaning}")
         if e.constraints:

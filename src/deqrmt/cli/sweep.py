@@ -1,6 +1,9 @@
 """``deqrmt sweep SPEC.toml``: run a grid of tasks on Dask, resumable, with a summary and plots.
 
-Building the parser imports neither dask nor torch.  Exit status: 0 when every task of the
+Building the parser imports neither dask nor torch.  ``--export FILE`` writes the spec's
+results as a table (.csv, or .parquet with pyarrow) after the run; when everything is stored
+already, the command only reads the store, so ``deqrmt sweep SPEC --export results.csv`` is
+also how a finished sweep is read back.  Exit status: 0 when every task of the
 spec is stored without an error, 1 when some failed (or are missing), 130 after Ctrl-C at any
 moment (one line ``deqrmt: interrupted; …``; what is stored stays stored; the same command
 resumes); bad input (the spec, the store, the scheduler address, the plot directory) raises
@@ -83,6 +86,15 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="write coefficients.png, error_vs_n.png and error_heatmap.png into DIR; existing "
         "PNGs are replaced only with --force (default: no plots)",
     )
+    p.add_argument(
+        "--export",
+        metavar="FILE",
+        default=None,
+        help="after the run, write the spec's results as a table: FILE.csv, or FILE.parquet "
+        "(needs pyarrow); one row per task, one column per input and output "
+        "(deqrmt.sweep._export); replaced only with --force. With everything stored, this only "
+        "reads the store (default: no export)",
+    )
     add_force(p)
     p.add_argument(
         "--retry-failed",
@@ -99,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..sweep import SweepProgress, check_scheduler, load_spec, run_sweep, write_plots
     from ..sweep._cluster import INSTALL_HINT
+    from ..sweep._export import check_export
     from ..sweep._plots import check_plot_directory
 
     # Every input is checked before anything starts: the spec, the scheduler, the plot target.
@@ -110,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         if importlib.util.find_spec("matplotlib") is None:
             raise MissingExtra(f"--plot needs matplotlib; {INSTALL_HINT}.")
         check_plot_directory(args.plot, force=force)
+    if args.export:
+        check_export(args.export, force=force)
     bar: Any = None
     if sys.stderr.isatty() and not args.json:
         try:
@@ -154,14 +169,23 @@ def run(args: argparse.Namespace) -> int:
             raise
         except OSError as e:
             raise FileError(f"cannot write plots into {args.plot!r}: {e.strerror}.") from None
+    exported = None
+    if args.export and not result.interrupted:
+        from ..sweep import ResultStore
+
+        with ResultStore(result.store, create=False) as store:
+            exported = store.export(args.export, keys=spec.keys, force=force)
     if args.json:
         d = result.to_dict()
         d["plots"] = plots
+        d["export"] = exported
         print_json(args, d)
     else:
         print(result.table())
         if plots:
             print_stderr("wrote " + ", ".join(plots))
+        if exported:
+            print_stderr(f"wrote {exported}")
     if result.interrupted:
         rest = "; run the same command to resume" if result.missing else ""
         print_stderr(

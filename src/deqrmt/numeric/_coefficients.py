@@ -34,7 +34,7 @@ from ..symbolic import (
     Activation,
     derive_deq,
     derive_layer,
-    get_activation,
+    get_activations,
 )
 from ._fixed_point import moments_at, scan_fixed_points, solve_tau
 from ._printer import compile_function
@@ -513,7 +513,7 @@ def _explicit_run(
 
 
 def explicit_coefficients(
-    activations: Sequence[str | Activation],
+    activations: Sequence[Any] | Any,
     tau0: Any = 1,
     dps: int = 30,
     *,
@@ -552,15 +552,7 @@ def explicit_coefficients(
       >>> e.layers[0]["alpha_1"].text, e.layers[0]["tau"].text
       ('0.250000000000', '0.583819370104')
     """
-    acts = tuple(
-        _arguments.sequence(
-            activations,
-            "activations",
-            "layers (an activation each)",
-            hi=MAX_LAYERS,
-            item=get_activation,
-        )
-    )
+    acts = get_activations(activations, "activations", hi=MAX_LAYERS)  # one given alone: 1 layer
     t0 = in_range("tau0", exact_number(tau0, "tau0"))
     center = _arguments.boolean(center, "center")
     input_layer_trainable = _arguments.boolean(input_layer_trainable, "input_layer_trainable")

@@ -168,7 +168,15 @@ def _file_kind(mode: int) -> str:
 class ResultStore:
     """A sweep's SQLite file, opened for appending from the driver (one process, one thread).
 
-    Use as a context manager; every :meth:`add` commits on its own.
+    Use as a context manager; every :meth:`add` commits on its own.  To read a sweep back:
+    :meth:`records` (the stored rows), :meth:`to_rows` (one flat dict per task: a table),
+    :meth:`to_pandas` (that table as a DataFrame; needs pandas), :meth:`export` (a .csv or
+    .parquet file); ``create=False`` refuses a path that holds no store instead of creating
+    an empty one.
+
+      >>> with ResultStore("examples/sweep.sqlite", create=False) as st:  # doctest: +SKIP
+      ...     df = st.to_pandas()
+      ...     df[df.kind == "coefficients"].plot(x="sigma_a2", y="alpha_1")
 
     Raises:
       StoreError: the path is a link, a FIFO, a device or a directory; the file is not a
@@ -186,7 +194,7 @@ class ResultStore:
       1
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
         try:
             self.path = Path(path)
         except TypeError:
@@ -196,6 +204,10 @@ class ResultStore:
         created = False
         with deferred_interrupts():
             ident = self._existing()
+            if ident is None and not create:
+                self._refuse(
+                    "does not exist", "give the path of a sweep's store (SPEC.sqlite by default)"
+                )
             if ident is None:
                 ident = self._create()
                 created = True
@@ -430,6 +442,34 @@ class ResultStore:
         rows = self._db_execute(f"SELECT {', '.join(_COLUMNS)} FROM results ORDER BY rowid")
         wanted = None if keys is None else set(keys)
         return [self._record(r) for r in rows if wanted is None or r[0] in wanted]
+
+    def to_rows(self, keys: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """The stored tasks (all, or those among ``keys``) as a table: one dict per task,
+        each with every column (key, kind, the inputs, error, seconds, the output floats by
+        name, then ``outputs.…``), sorted by kind and inputs (:mod:`deqrmt.sweep._export`)."""
+        from ._export import table_rows
+
+        return table_rows(self.records(keys))
+
+    def to_pandas(self, keys: Iterable[str] | None = None) -> Any:
+        """:meth:`to_rows` as a :class:`pandas.DataFrame` (pandas is optional: without it, a
+        :class:`~deqrmt.MissingExtra` that says what to install)."""
+        from ._export import pandas_frame
+
+        return pandas_frame(self.to_rows(keys))
+
+    def export(
+        self,
+        path: str | os.PathLike[str],
+        keys: Iterable[str] | None = None,
+        *,
+        force: bool = False,
+    ) -> str:
+        """Write :meth:`to_rows` to ``path``: ``.csv``, or ``.parquet`` (needs pyarrow);
+        atomically, never over an existing file without ``force``.  Returns the path."""
+        from ._export import export_table
+
+        return export_table(self.records(keys), path, force=force)
 
     def task_seconds(self) -> dict[tuple[str, str], float]:
         """(kind, activation) → the shortest stored successful run's seconds: what a task of

@@ -3,7 +3,8 @@
 Never imports :mod:`deqrmt.numeric` or torch.
 """
 
-from .._errors import InvalidArgument
+from typing import Any
+
 from ._activation import LIBRARY as LIBRARY
 from ._activation import Activation as Activation
 from ._activation import Piece as Piece
@@ -42,20 +43,52 @@ from ._sphere import derive_quadratic as derive_quadratic
 from ._sphere import derive_sphere as derive_sphere
 
 
-def get_activation(spec: "str | Activation", name: str = "activation") -> Activation:
-    """An :class:`Activation` from a library name, ``name(params)`` or an expression in x.
+def get_activation(spec: Any, name: str = "activation") -> Activation:
+    """An :class:`Activation` from a library name, ``name(params)`` or an expression in x, or
+    from an object: a SymPy expression in one symbol or a ``sympy.Lambda``, a known numpy,
+    math, scipy.special or torch function (``np.tanh``, ``torch.relu``,
+    ``torch.nn.functional.gelu``) or a ``torch.nn`` activation module (``nn.SiLU()``,
+    ``nn.Softplus(beta=2)``), see :mod:`deqrmt.symbolic._objects`.
 
-    Anything else (a number, a list, a SymPy expression, a function) is an
-    :class:`~deqrmt.InvalidArgument` naming ``name`` and what is accepted.
+    An object becomes the text of the corresponding string, which the parser reads: so
+    ``np.tanh``, ``nn.Tanh()`` and ``"tanh"`` give the same Activation (same cache entries,
+    same output bytes), and every parser limit applies.  Anything else (a number, a list, a
+    Python function, which is never called) is an :class:`~deqrmt.InvalidArgument` naming
+    ``name`` and what is accepted.
+
+    Example:
+      >>> import sympy
+      >>> get_activation(sympy.Max(sympy.Symbol("t"), 0)) == get_activation("max(0, x)")
+      True
     """
     if isinstance(spec, Activation):
         return spec
-    if not isinstance(spec, str):
-        from .._arguments import show
+    if isinstance(spec, str):
+        return parse_activation(spec)
+    from ._objects import activation_text
 
-        raise InvalidArgument(
-            f"{name}={show(spec)}: expected a library name or an expression in x as a string "
-            f"(e.g. 'tanh', 'leaky_relu(0.1)', 'max(x, 0.1*x)') or an Activation, got "
-            f"{type(spec).__name__}."
+    return parse_activation(activation_text(spec, name))
+
+
+def get_activations(spec: Any, name: str = "activations", *, hi: int) -> tuple[Activation, ...]:
+    """The layers of a network: a list or tuple of activations (each as :func:`get_activation`
+    takes it), or one activation given alone (a string, an Activation, an object): one layer.
+
+    Example:
+      >>> [a.name for a in get_activations("relu", hi=8)]
+      ['relu']
+    """
+    from collections.abc import Iterable
+
+    from sympy import Basic
+
+    from .. import _arguments
+
+    several = isinstance(spec, Iterable) and not isinstance(spec, str | bytes | Basic)
+    if several and not callable(spec) or getattr(spec, "ndim", None) is not None:
+        return tuple(
+            _arguments.sequence(
+                spec, name, "layers (an activation each)", hi=hi, item=get_activation
+            )
         )
-    return parse_activation(spec)
+    return (get_activation(spec, name),)

@@ -347,7 +347,11 @@ LIBRARY: dict[str, tuple[Callable[..., sp.Expr], str]] = {
     "sin": (lambda: sp.sin(X), "sin(x)"),
     "cos": (lambda: sp.cos(X), "cos(x)"),
     "identity": (lambda: X, "x"),
-    "sign": (lambda: sp.sign(X), "sign(x) (discontinuous: CK only)"),
+    "sign": (
+        lambda: sp.sign(X),
+        "sign(x): not Lipschitz (it jumps at 0), so the theorems' Assumption 1 fails and the "
+        "coefficient commands refuse it; `deqrmt check sign` shows which conditions fail",
+    ),
     "polynomial": (_polynomial, "c0 + c1·x + c2·x² + …, coefficients given"),
     "quadratic": (lambda: X + X**2 / 4, "x + x²/4 (a quadratic with an attracting fixed point)"),
 }

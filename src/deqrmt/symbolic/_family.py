@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import sympy as sp
 
-from .._errors import InvalidArgument, ParseError
+from .._errors import InvalidArgument, ParseError, UnknownActivation
 from ._activation import Activation, Piece, X, exact, library_activation
 from ._expectation import MOMENTS, TAU, XI, _closed_exp_poly
 
@@ -132,9 +132,22 @@ def get_family(spec: str) -> Family:
     from ._parser import parse_expression_with_parameters
 
     expr, params = parse_expression_with_parameters(spec)
+    if not expr.has(X):  # `hardtanh`: one name, read as a parameter; the user meant a family
+        from ._parser import _suggest
+
+        hint = _suggest(spec, [*FAMILIES, "polynomialD"]) if spec.isidentifier() else ""
+        raise UnknownActivation(
+            f"unknown family {spec!r}"
+            + (
+                hint
+                or f"; families: {', '.join(FAMILIES[:2])}, polynomialD (D = 1..8; deqrmt "
+                "families), or an expression in x whose other names are parameters, e.g. "
+                "'a*tanh(b*x)'."
+            )
+        )
     if not params:
         raise ParseError(f"family {spec!r} has no parameters; name them, e.g. 'a*tanh(b*x)'.")
-    probe = Activation("probe", expr.subs({p: sp.Rational(1, 3) + i for i, p in enumerate(params)}))
+    probe = Activation(spec, expr.subs({p: sp.Rational(1, 3) + i for i, p in enumerate(params)}))
     if probe.kinks:
         raise InvalidArgument(
             f"family {spec!r} has kinks; only the built-in families hard_tanh and leaky_relu may have kinks."

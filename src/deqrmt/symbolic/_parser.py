@@ -16,8 +16,10 @@ is exactly 1/10.  Library activations can be used inside expressions: ``0.5*gelu
 ``elu(2*x)``, ``2*leaky_relu(0.2)`` (numeric arguments are the parameters, applied to x).
 
 The limits keep every accepted activation within the 30 s budget of ``deqrmt coefficients`` on
-two cores (measured: docs/limits.md).  They are module constants: a Python user who accepts a
-longer run may raise them (``deqrmt.symbolic._parser.MAX_KINKS = 12``).
+two cores (measured: docs/limits.md).  A user who accepts a longer run raises one with the
+environment variable of its name, for the command line and Python alike:
+``DEQRMT_MAX_KINKS=12 deqrmt coefficients …`` (:func:`limit`; the ``BudgetExceeded`` message
+names the variable).
 """
 
 from __future__ import annotations
@@ -25,14 +27,16 @@ from __future__ import annotations
 import ast
 import difflib
 import math
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
 import sympy as sp
 
-from .._errors import BudgetExceeded, ParseError, UnknownActivation
+from .._errors import BudgetExceeded, InvalidArgument, ParseError, UnknownActivation
 from ._activation import LIBRARY, Activation, X, library_activation
+from ._hints import implicit_product, keywords_hint, syntax_hint
 
 __all__ = [
     "parse_activation",
@@ -47,6 +51,7 @@ __all__ = [
     "MAX_TRANSCENDENTAL_DEPTH",
     "MAX_WORK",
     "MAX_FREQUENCY",
+    "limit",
 ]
 
 #: Characters in the activation text.
@@ -156,11 +161,46 @@ _REPLACEMENTS = {
 _WHITESPACE = " \t\n\r\f"
 
 
+_LIMITS = (
+    "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH", "MAX_KINKS", "MAX_POWER", "MAX_TRANSCENDENTAL",
+    "MAX_TRANSCENDENTAL_DEPTH", "MAX_FREQUENCY", "MAX_WORK",
+)  # fmt: skip
+_LIMIT_TEXT = re.compile(r"[0-9]{1,9}", re.ASCII)
+
+
+def limit(constant: str) -> int:
+    """The limit ``constant`` (``"MAX_KINKS"``): the environment variable ``DEQRMT_MAX_KINKS``
+    when it is set (a whole number from 1 to 10⁹), else the module constant.
+
+    Raising a limit is the user's choice of a longer run (docs/limits.md); the command line and
+    Python read the same variable.
+    """
+    if constant not in _LIMITS:
+        raise InvalidArgument(f"unknown parser limit {constant!r}; one of {', '.join(_LIMITS)}.")
+    default: int = globals()[constant]
+    raw = os.environ.get(f"DEQRMT_{constant}")
+    if raw is None or not raw.strip():
+        return default
+    text = raw.strip()
+    if not _LIMIT_TEXT.fullmatch(text) or int(text) < 1:
+        from .._arguments import show
+
+        raise InvalidArgument(
+            f"the environment variable DEQRMT_{constant}={show(raw)}: give a whole number "
+            f"from 1 to 999999999 (the default is {default}), or unset it."
+        )
+    return int(text)
+
+
 def _budget(what: str, value: object, limit: int, constant: str, remedy: str) -> BudgetExceeded:
+    try:
+        need = math.ceil(float(str(value)))
+    except ValueError:
+        need = limit + 1
     return BudgetExceeded(
         f"{what} is {value}; the limit is {limit}, so that every accepted activation is answered "
-        f"within the stated time budget (docs/limits.md). {remedy} To try anyway from Python, "
-        f"raise deqrmt.symbolic._parser.{constant}."
+        f"within the stated time budget (docs/limits.md). {remedy} To accept a longer run, set "
+        f"the environment variable DEQRMT_{constant}={max(need, limit + 1)}."
     )
 
 
@@ -392,73 +432,73 @@ def _check_budget(tree: ast.Expression) -> None:
             if isinstance(child, (ast.operator, ast.unaryop, ast.expr_context)):
                 continue
             stack.append((child, d if _flat(node, child) else d + 1))
-    if nodes > MAX_NODES:
+    if nodes > limit("MAX_NODES"):
         raise _budget(
             "the activation's size (syntax-tree nodes)",
             nodes,
-            MAX_NODES,
+            limit("MAX_NODES"),
             "MAX_NODES",
             "Shorten it: use a library activation (gelu, silu, …) or fewer terms.",
         )
-    if depth > MAX_DEPTH:
+    if depth > limit("MAX_DEPTH"):
         raise _budget(
             "the activation's nesting depth",
             depth,
-            MAX_DEPTH,
+            limit("MAX_DEPTH"),
             "MAX_DEPTH",
             "Flatten the expression (fewer nested calls and parentheses).",
         )
     c = _cost(tree)
-    if c.kinks > MAX_KINKS:
+    if c.kinks > limit("MAX_KINKS"):
         raise _budget(
             "the number of kinks (abs/max/min/relu/heaviside/sign/piecewise switches, counted "
             "as an upper bound)",
             c.kinks,
-            MAX_KINKS,
+            limit("MAX_KINKS"),
             "MAX_KINKS",
             "Use fewer kinked terms.",
         )
-    if c.degree > MAX_POWER:
+    if c.degree > limit("MAX_POWER"):
         raise _budget(
             "the power of x (exponents of x multiply: (x**8)**9 is x**72)",
             math.ceil(c.degree),
-            MAX_POWER,
+            limit("MAX_POWER"),
             "MAX_POWER",
-            f"Use exponents of x up to x**{MAX_POWER}.",
+            f"Use exponents of x up to x**{limit('MAX_POWER')}.",
         )
-    if c.calls > MAX_TRANSCENDENTAL:
+    if c.calls > limit("MAX_TRANSCENDENTAL"):
         raise _budget(
             "the number of transcendental calls (exp, log, sqrt, tanh, erf, gelu, …, and "
             "non-integer powers; a call nested k deep counts k, erf/erfc/gelu one more)",
             c.calls,
-            MAX_TRANSCENDENTAL,
+            limit("MAX_TRANSCENDENTAL"),
             "MAX_TRANSCENDENTAL",
             "Use fewer such calls.",
         )
     freq = _max_frequency(tree)
-    if freq > MAX_FREQUENCY:
+    if freq > limit("MAX_FREQUENCY"):
         raise _budget(
             "the frequency of sin/cos (the slope of its argument on |x| <= 10)",
             f"{freq:.4g}",
-            MAX_FREQUENCY,
+            limit("MAX_FREQUENCY"),
             "MAX_FREQUENCY",
-            f"Use sin(c*x) with |c| <= {MAX_FREQUENCY}.",
+            f"Use sin(c*x) with |c| <= {limit('MAX_FREQUENCY')}.",
         )
     work = (c.kinks + 1) * (c.calls + 1)
-    if work > MAX_WORK:
+    if work > limit("MAX_WORK"):
         raise _budget(
             f"the work estimate (kinks + 1)·(transcendental calls + 1) = ({c.kinks} + 1)·"
             f"({c.calls} + 1)",
             work,
-            MAX_WORK,
+            limit("MAX_WORK"),
             "MAX_WORK",
             "Use fewer kinks or fewer transcendental calls.",
         )
-    if c.depth > MAX_TRANSCENDENTAL_DEPTH:
+    if c.depth > limit("MAX_TRANSCENDENTAL_DEPTH"):
         raise _budget(
             "the nesting of transcendental calls (tanh(tanh(x)) is 2)",
             c.depth,
-            MAX_TRANSCENDENTAL_DEPTH,
+            limit("MAX_TRANSCENDENTAL_DEPTH"),
             "MAX_TRANSCENDENTAL_DEPTH",
             "Nest fewer such calls.",
         )
@@ -490,9 +530,9 @@ class _Builder:
         for r in e.atoms(sp.Rational):
             if r.p.bit_length() > _MAX_BITS or r.q.bit_length() > _MAX_BITS:
                 raise ParseError(self._where(node, "a constant in it is too large"))
-        if _x_degree(e) > MAX_POWER:
+        if _x_degree(e) > limit("MAX_POWER"):
             raise ParseError(
-                self._where(node, f"powers of x beyond x**{MAX_POWER} are not supported")
+                self._where(node, f"powers of x beyond x**{limit('MAX_POWER')} are not supported")
             )
         if not e.free_symbols:
             v = e.evalf(15)
@@ -504,8 +544,17 @@ class _Builder:
                 )
         return e
 
-    def _where(self, node: ast.AST, what: str) -> str:
+    def _within(self, node: ast.AST) -> str:
+        """`` in 'x*tahn(x)'`` when the node is part of the text, else nothing."""
         seg = ast.get_source_segment(self.text, node) if hasattr(node, "lineno") else None
+        return "" if seg == self.text else f" in {self.text!r}"
+
+    def _where(self, node: ast.AST, what: str, *, whole: bool = True) -> str:
+        """``what``, then where: the culprit and the text (only the text when they are the
+        same; nothing when ``whole`` is False and the culprit is all of the text)."""
+        seg = ast.get_source_segment(self.text, node) if hasattr(node, "lineno") else None
+        if seg == self.text:
+            return f"{what} in {self.text!r}" if whole else what
         return f"{what}: {seg!r} in {self.text!r}" if seg else f"{what} in {self.text!r}"
 
     def _Expression(self, node: ast.Expression) -> sp.Expr:
@@ -537,8 +586,23 @@ class _Builder:
         hint = _suggest(node.id, [*_NAMES, *FUNCTIONS, *LIBRARY])
         if node.id in FUNCTIONS:
             hint = f"; {node.id} is a function: write {node.id}(x)"
-        raise UnknownActivation(
-            self._where(node, f"unknown name {node.id!r}{hint}; the variable is x, constants: pi")
+        if not hint:
+            hint = "; the variable is x and the one constant pi (functions: deqrmt activations)"
+        raise UnknownActivation(f"unknown name {node.id!r}{self._within(node)}{hint}")
+
+    def _Tuple(self, node: ast.Tuple) -> sp.Expr:
+        if re.search(r"\d,\d", self.text):
+            fixed = re.sub(r"(\d),(\d)", r"\1.\2", self.text)
+            raise ParseError(
+                f"a comma in {self.text!r}: decimals take a point, not a comma: {fixed!r}."
+            )
+        raise ParseError(
+            self._where(
+                node,
+                "a comma outside a function call: an activation is one expression; for the "
+                "layers of a network give several (deqrmt explicit relu tanh; in Python a list "
+                "['relu', 'tanh'])",
+            )
         )
 
     def _UnaryOp(self, node: ast.UnaryOp) -> sp.Expr:
@@ -561,11 +625,12 @@ class _Builder:
                     )
             if not right.has(X):
                 r = sp.nsimplify(right)
-                if not (r.is_Rational and abs(r.p) <= MAX_POWER and r.q <= MAX_POWER):
+                cap = limit("MAX_POWER")
+                if not (r.is_Rational and abs(r.p) <= cap and r.q <= cap):
                     raise ParseError(
                         self._where(
                             node,
-                            f"constant exponents must be rationals p/q with |p|, q <= {MAX_POWER}",
+                            f"constant exponents must be rationals p/q with |p|, q <= {cap}",
                         )
                     )
             return sp.Pow(left, right)
@@ -579,24 +644,36 @@ class _Builder:
 
     def _Call(self, node: ast.Call) -> sp.Expr:
         if not isinstance(node.func, ast.Name):
-            raise ParseError(
-                self._where(node, "only plain function calls like tanh(x) are allowed")
-            )
-        if node.keywords:
-            raise ParseError(self._where(node, "keyword arguments are not allowed"))
+            fix = implicit_product(self.text) if not isinstance(node.func, ast.Attribute) else None
+            what = "only plain function calls like tanh(x) are allowed"
+            if fix:
+                what += f"; for a product write '*': {fix!r}"
+            elif isinstance(node.func, ast.Attribute):
+                what += f" (write {node.func.attr}(…), without a module name)"
+            raise ParseError(self._where(node, what))
         name = node.func.id
+        if node.keywords:
+            raise ParseError(self._where(node, keywords_hint(self.text, node), whole=False))
         f = FUNCTIONS.get(name)
         if f is None and name not in LIBRARY:
             if name.startswith("_"):
                 raise ParseError(self._where(node, "names starting with '_' are not allowed"))
-            hint = _suggest(name, [*FUNCTIONS, *LIBRARY])
-            raise UnknownActivation(
-                self._where(
-                    node,
-                    f"unknown function {name!r}{hint}; allowed: {', '.join(sorted(FUNCTIONS))} "
-                    "and the library activations (deqrmt activations)",
+            if name in _NAMES:  # x(1 + x), pi(x): a product written without `*`
+                fix = implicit_product(self.text)
+                raise ParseError(
+                    self._where(
+                        node,
+                        f"{name}(…) is not a function; write products with '*'"
+                        + (f": {fix!r}" if fix else f" ({name}*(…))"),
+                    )
                 )
-            )
+            hint = _suggest(name, [*FUNCTIONS, *LIBRARY])
+            if not hint:
+                hint = (
+                    f"; allowed: {', '.join(sorted(FUNCTIONS))} and the library activations "
+                    "(deqrmt activations)"
+                )
+            raise UnknownActivation(f"unknown function {name!r}{self._within(node)}{hint}")
         args = []
         for a in node.args:
             if isinstance(a, ast.Starred):
@@ -652,11 +729,11 @@ def _tree(text: str) -> ast.Expression:
     if not isinstance(text, str):
         raise ParseError(f"activation must be a string, got {type(text).__name__}.")
     _check_characters(text)
-    if len(text) > MAX_LENGTH:
+    if len(text) > limit("MAX_LENGTH"):
         raise _budget(
             "the activation's length in characters",
             len(text),
-            MAX_LENGTH,
+            limit("MAX_LENGTH"),
             "MAX_LENGTH",
             "Shorten it: use a library activation (gelu, silu, …) or fewer terms.",
         )
@@ -665,7 +742,7 @@ def _tree(text: str) -> ast.Expression:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
-        raise ParseError(f"cannot parse {text!r}: {e.msg}.") from None
+        raise ParseError(f"cannot parse {text!r}: {e.msg}{syntax_hint(text, e.msg)}.") from None
     except (ValueError, RecursionError, MemoryError):
         raise ParseError(f"cannot parse {text!r}: too deeply nested.") from None
     _check_budget(tree)

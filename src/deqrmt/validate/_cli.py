@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the sweep described by ``args``; print the table or JSON; write plots."""
     from tqdm import tqdm
 
-    from .._io import check_directory, write_directory
+    from .._io import write_directory
     from .._text import print_stderr
     from ..symbolic import get_activation
     from ._plots import write_plots
@@ -144,7 +144,10 @@ def run(args: argparse.Namespace) -> int:
     resolve_device(config.device)
     get_activation(config.activation)
     if args.plot:
-        check_directory(args.plot)
+        from ..cli._common import check_plot_target
+
+        names = ("errors.png", f"spectrum_n{max(config.ns)}.png")
+        check_plot_target(args.plot, names, force=getattr(args, "force", False))
     bar_off = not sys.stderr.isatty()  # a bar in a log file is noise; errors stay one line
     with tqdm(
         total=config.steps(),
