@@ -81,9 +81,9 @@ class SpectralLaw:
     """The predicted eigenvalue distribution of an n × n equivalent kernel.
 
     Attributes:
-      x, density: the absolutely continuous part on a grid (Chebyshev-clustered at the edges of
-        every support interval, so the square-root edges are resolved); it integrates to
-        ``1 − Σ atom masses``.
+      x: the grid of the absolutely continuous part (Chebyshev-clustered at the edges of every
+        support interval, so the square-root edges are resolved).
+      density: the density on ``x``; it integrates to ``1 − Σ atom masses``.
       support: the intervals of the absolutely continuous part.
       atoms: (location, mass) point masses of the bulk (an n − p-fold eigenvalue when p < n).
       spikes: the isolated eigenvalues (each as often as its multiplicity), decreasing.

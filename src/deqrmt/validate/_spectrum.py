@@ -130,15 +130,17 @@ class SpectrumReport:
     """What :func:`spectrum` returns: the setting, the CK and NTK spectra, the verdict.
 
     Attributes:
-      activation, expression: the activation's name and its SymPy expression in x.
+      activation: the activation's name.
+      expression: its SymPy expression in x.
       setting: the data: ``{"kind": "sphere", "n", "d"}`` or ``{"kind": "gmm", "preset":
         "paper" | "file", "n", "p", "counts", "tau0"}``.
-      sigma_a2, sigma_b2: σ_a², σ_b² as exact strings (``"1/5"``).
+      sigma_a2: σ_a² as an exact string (``"1/5"``).
+      sigma_b2: σ_b² as an exact string.
       coefficients: every verified coefficient the laws come from (name → decimal text): the
         sphere's ``alpha``, ``beta``, ``mu``, ``ntk_alpha``, … or the mixture's ``tau_star``,
         ``alpha_1`` … ``kappa_star`` at the data's τ0.
-      ck, ntk: the :class:`KernelSpectrum` of the CK and of the NTK (``ntk`` is None when the
-        NTK diverges, σ_a² E[φ'²] ≥ 1; see ``notes``).
+      ck: the :class:`KernelSpectrum` of the CK.
+      ntk: that of the NTK, or None when the NTK diverges (σ_a² E[φ'²] ≥ 1; see ``notes``).
       passed: with ``mc=True``, whether every exact kernel's sampled bulk is within ``max_ks``
         (Kolmogorov distance) and its top spike within ``max_spike_error``; None without.
       reasons: why ``passed`` is False, one line per failed check.
