@@ -122,14 +122,20 @@ def test_every_flag_the_docs_show_exists() -> None:
     for where, command, flag in shown:
         parser = commands.get(command)
         if parser is None:
-            if command in _extension().CLI_EXAMPLES:
-                continue  # an example for a command another branch adds (used once it exists)
             unknown.append(f"{where}: deqrmt {command} (no such command)")
             continue
         known = {s for action in parser._actions for s in action.option_strings}
         if flag not in known:
             unknown.append(f"{where}: deqrmt {command} {flag}")
     assert not unknown, f"pages show options the parser does not have: {sorted(set(unknown))}"
+
+
+@needs_sphinx
+def test_every_cli_example_is_for_a_command() -> None:
+    """An example kept for a command that was renamed or removed is stale: it fails here."""
+    commands = _extension().cli_commands()
+    stale = sorted(set(_extension().CLI_EXAMPLES) - set(commands))
+    assert not stale, f"CLI_EXAMPLES for commands `deqrmt --help` does not list: {stale}"
 
 
 def test_gallery_scripts_compile_and_state_a_budget() -> None:
@@ -251,6 +257,9 @@ def test_theory_pages_show_generated_latex(
         assert 'class="math' in html, page
     deq = (out / "theory" / "deq.html").read_text(encoding="utf-8")
     assert r"\alpha_{*,4}^{2}" in deq  # α*₄ squared in α*₂: from the engine, not the slides
+    spectra = (out / "theory" / "spectra.html").read_text(encoding="utf-8")
+    assert 'class="math' in spectra and "Marchenko" in spectra
+    assert "$ deqrmt spectrum" in spectra and "spike" in spectra  # its real output, at build
     for page in ("formulas", "json", "limits", "implicit_bias"):
         assert (out / f"{page}.html").is_file(), page
 

@@ -85,8 +85,23 @@ CLI_EXAMPLES: dict[str, list[str]] = {
     "bias": ["bias '1/(1-w)'", "bias 'u**2-v**2' --init 1,0.5"],
     "activations": ["activations"],
     "families": ["families"],
-    # issue 22 (branch wp-spectra); used only once the command exists
-    "spectrum": ["spectrum 'sqrt(2)*relu' --data sphere --n 400 --d 480 --sigma-a2 0.2"],
+    # HLD 2023's sphere, checked on samples; a mixture described in TOML (its class alignments)
+    "spectrum": [
+        "spectrum 'sqrt(2)*relu' --data sphere --n 200 --d 240 --sigma-a2 0.2 --mc",
+        "cat > mixture.toml <<EOF",
+        "p = 200",
+        "[[class]]",
+        "weight = 0.5",
+        "mean = [4.0]",
+        "variance = 1.0",
+        "[[class]]",
+        "weight = 0.5",
+        "mean = [4.0]",
+        "mean_offset = 1",
+        "variance = 1.5",
+        "EOF",
+        "spectrum tanh --mixture mixture.toml --n 256",
+    ],
 }
 
 #: Width of the generated ``--help`` text (argparse reads $COLUMNS).

@@ -7,6 +7,14 @@ The public API (Ling et al., ICML 2024; Feng et al., HLD 2023)::
     c["alpha_2"]                                             # a Verified number
     deqrmt.coefficient_expression("relu", "alpha_2")         # the SymPy formula for that φ
 
+What the equivalents are for (issue 22; torch only where a kernel is computed)::
+
+    r = deqrmt.spectrum("tanh", data="gmm", mc=True)   # predicted CK/NTK spectra, checked on samples
+    r.ck.law.density, r.ck.law.spikes                   # a SpectralLaw: bulk, atoms, spikes
+    deqrmt.kernels("relu", X)                           # the exact CK/NTK on your own data
+    deqrmt.equivalent_kernels("tanh", X, labels=y)      # Ḡ, K̄ with the mixture statistics estimated
+    deqrmt.DEQKernel("relu", kind="ntk")                # a scikit-learn kernel
+
 The functions below load on first use (PEP 562), so ``import deqrmt`` and the CLI start fast.
 """
 
@@ -29,7 +37,9 @@ from ._errors import NoConvergence as NoConvergence
 from ._errors import NoReachableInterpolant as NoReachableInterpolant
 from ._errors import ParseError as ParseError
 from ._errors import PrecisionLoss as PrecisionLoss
+from ._errors import SchedulerError as SchedulerError
 from ._errors import SpecError as SpecError
+from ._errors import StoreError as StoreError
 from ._errors import UnknownActivation as UnknownActivation
 from ._errors import UnknownTrainable as UnknownTrainable
 

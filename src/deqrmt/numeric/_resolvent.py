@@ -40,7 +40,12 @@ _NEWTON_STEPS = 60
 
 
 def marchenko_pastur_edges(ratio: float, scale: float = 1.0) -> tuple[float, float]:
-    """Edges `s(1 ∓ √y)²` of the Marchenko–Pastur law of ratio y = n/p and variance ``scale``."""
+    """Edges `s(1 ∓ √y)²` of the Marchenko–Pastur law of ratio y = n/p and variance ``scale``.
+
+    Example:
+      >>> marchenko_pastur_edges(0.25)
+      (0.25, 2.25)
+    """
     r = float(np.sqrt(ratio))
     return scale * (1 - r) ** 2, scale * (1 + r) ** 2
 
@@ -50,6 +55,13 @@ def marchenko_pastur_density(x: Real, ratio: float, scale: float = 1.0) -> Real:
 
     `f(x) = √((b − x)(x − a)) / (2π y s x)` on [a, b] = s[(1 − √y)², (1 + √y)²], y = n/p; for
     y > 1 the law also has an atom of mass 1 − 1/y at 0 (YᵀY has rank p < n).
+
+    Example:
+      >>> import numpy as np
+      >>> x = np.linspace(0.25, 2.25, 20001)
+      >>> f = marchenko_pastur_density(x, 0.25)
+      >>> round(float(np.sum(f) * (x[1] - x[0])), 3)      # no atom for y ≤ 1: mass 1
+      1.0
     """
     a, b = marchenko_pastur_edges(ratio, scale)
     x = np.asarray(x, dtype=float)

@@ -63,9 +63,12 @@ _REL_INSIDE = 1e-7
 class Alignment:
     """One isolated eigenvalue λ (``multiplicity`` equal copies) and its eigenvectors' alignment.
 
-    ``classes[a]`` = Σ_k (v̂_kᵀ j_a)²/n_a over the eigenvectors v̂_k of λ, j_a the indicator of
-    class a (for the sphere one "class", the all-ones vector): a number in [0, 1], 0 when the
-    eigenvectors carry no class information.
+    Attributes:
+      eigenvalue: the predicted isolated eigenvalue λ.
+      multiplicity: how many equal copies of λ the law predicts.
+      classes: ``classes[a]`` = Σ_k (v̂_kᵀ j_a)²/n_a over the eigenvectors v̂_k of λ, j_a the
+        indicator of class a (for the sphere one "class", the all-ones vector): a number in
+        [0, 1], 0 when the eigenvectors carry no class information, 1 when they are j_a/√n_a.
     """
 
     eigenvalue: float
@@ -78,15 +81,28 @@ class SpectralLaw:
     """The predicted eigenvalue distribution of an n × n equivalent kernel.
 
     Attributes:
-      x, density: the absolutely continuous part on a grid (Chebyshev-clustered at the edges of
-        every support interval, so the square-root edges are resolved); it integrates to
-        ``1 − Σ atom masses``.
+      x: the grid of the absolutely continuous part (Chebyshev-clustered at the edges of every
+        support interval, so the square-root edges are resolved).
+      density: the density on ``x``; it integrates to ``1 − Σ atom masses``.
       support: the intervals of the absolutely continuous part.
       atoms: (location, mass) point masses of the bulk (an n − p-fold eigenvalue when p < n).
       spikes: the isolated eigenvalues (each as often as its multiplicity), decreasing.
       alignments: per distinct spike, its eigenvectors' class alignment.
       n: the matrix size the law is for (spike counts are out of n).
       setting: "sphere" or "mixture".
+
+    ``cdf(t)`` is the bulk's cumulative distribution (``atoms=False``: the continuous part
+    alone), ``bulk_edges`` the bulk's extent and ``to_dict()`` the ``deqrmt spectrum --json``
+    form (``density`` {x, y}, ``support``, ``atoms`` {location, mass}, ``spikes``,
+    ``alignments``).  Built by :func:`sphere_spectrum` and :func:`mixture_spectrum`, or read
+    off a :class:`deqrmt.SpectrumReport` (``report.ck.law``).
+
+    Example:
+      >>> law = sphere_spectrum(0.0709, 0.893, 0.0357, n=200, d=240, points=201)
+      >>> law.setting, law.n, len(law.spikes), law.atoms
+      ('sphere', 200, 1, ())
+      >>> round(float(law.cdf(law.bulk_edges[1])), 6)     # the bulk has mass 1
+      1.0
     """
 
     x: Real
@@ -120,6 +136,7 @@ class SpectralLaw:
         return (min(pts), max(pts)) if pts else (math.nan, math.nan)
 
     def to_dict(self) -> dict[str, Any]:
+        """The law as JSON-ready lists (the ``ck`` / ``ntk`` object of ``deqrmt spectrum``)."""
         return {
             "density": {"x": [float(v) for v in self.x], "y": [float(v) for v in self.density]},
             "support": [[float(a), float(b)] for a, b in self.support],
@@ -446,6 +463,20 @@ def sphere_spectrum(
     mass 1 − d/n when d < n.  Spike: the root of 1 + α n m(λ) = 0 (m the bulk's Stieltjes
     transform), its eigenvector's alignment with 1/√n being 1/(α² n² m'(λ)).
 
+    Args:
+      alpha, beta, mu: the equivalent's scalars (:func:`deqrmt.sphere_coefficients`: ``alpha``,
+        ``beta``, ``mu`` for the CK, ``ntk_alpha``, … for the NTK).
+      n: the number of points (the matrix size); d: the dimension of the sphere's space.
+      points: the density grid's size.
+
+    Returns:
+      A :class:`SpectralLaw` with ``setting="sphere"``: one support interval
+      β[(1 − √(n/d))², (1 + √(n/d))²] + μ (none when β = 0), the atom (μ, 1 − d/n) when d < n,
+      and the spike with its alignment with the all-ones direction.
+
+    Raises:
+      InvalidArgument: n or d not an integer ≥ 2, a non-finite scalar, β < 0.
+
     Example:
       >>> law = sphere_spectrum(0.0709, 0.893, 0.0357, 1000, 1200)
       >>> [round(v, 3) for v in law.support[0]], round(law.spikes[0], 2)
@@ -488,6 +519,28 @@ def mixture_spectrum(
       variances: the diagonals of C_a, shape (K, p).
 
     The statistics t, T, τ0 are the population ones for these n_a (:mod:`deqrmt.validate._data`).
+
+    Returns:
+      A :class:`SpectralLaw` with ``setting="mixture"``: the bulk (the mixture's resolvent fixed
+      point, shifted by c₀ = diag − τ0²c₁), an atom at c₀ of mass 1 − p/n when p < n, the spikes
+      and their class alignments.
+
+    Raises:
+      InvalidArgument: shapes that disagree, a non-finite coefficient, c₁ < 0, negative or
+        non-finite variances, a class of size ≤ 0.
+      NoConvergence: the resolvent's fixed point did not converge, or the bulk's support was not
+        resolved on the grid (a very narrow interval).
+
+    Example:
+      >>> import numpy as np
+      >>> p = 50
+      >>> means = np.zeros((2, p)); means[0, 0] = means[1, 1] = 3.0
+      >>> variances = np.ones((2, p)); variances[1] *= 1.5
+      >>> law = mixture_spectrum(0.3, 0.0, 0.0, 0.4, [60, 60], means, variances, points=201)
+      >>> len(law.support), [round(s, 2) for s in law.spikes]
+      (1, [4.72, 4.58])
+      >>> [tuple(round(c, 2) for c in a.classes) for a in law.alignments]   # one class each
+      [(0.0, 0.76), (0.75, 0.0)]
     """
     counts = np.asarray(counts, dtype=np.int64)
     means = np.asarray(means, dtype=float)

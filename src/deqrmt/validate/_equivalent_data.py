@@ -83,6 +83,19 @@ def equivalent_kernels(
         of :meth:`deqrmt.validate.GaussianMixture.statistics`).
       sigma_a2, sigma_b2, trainable, dps: as for :func:`deqrmt.deq_coefficients`.
 
+    Returns:
+      An :class:`EquivalentKernels` record: ``G`` (Ḡ, n × n numpy array), ``K`` (K̄, or None
+      when the NTK diverges), ``coefficients`` (the :class:`deqrmt.DEQCoefficients` at the
+      data's τ0), ``statistics`` (the J, ψ, t, T, τ0 used), ``classes`` (the label of each of
+      J's columns) and ``center`` (c of φ_c = φ − c, for the matching exact
+      :func:`deqrmt.kernels`).
+
+    Raises:
+      InvalidArgument: X not an n × p array of finite numbers with n ≥ 2, labels of the wrong
+        shape, a class with fewer than 2 samples, statistics for another n, all-zero data.
+      ParseError, UnknownActivation: the activation is not understood.
+      ContractionError, CenteringError: as for :func:`deqrmt.deq_coefficients`.
+
     Example:
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)

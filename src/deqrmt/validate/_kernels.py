@@ -120,15 +120,20 @@ def kernels(
 
     Returns:
       The n1 × n2 kernel, float64: a numpy array, or a torch tensor on X1's device when X1 is one.
+      Its (i, j) entry is G*(x_i, x'_j) (``kind="ck"``) or K*(x_i, x'_j) (``kind="ntk"``).
 
     Cost: closed forms (ReLU-like, erf) and the Mehler series are a few passes over the n1·n2
     pairs.  Without a closed form, pairs whose pre-activations correlate beyond the series'
-    reach (|ρ| > 0.91 for tanh at ``tol=1e-13``: near-duplicate points, or low-dimensional
+    reach (`|ρ| > 0.91` for tanh at ``tol=1e-13``: near-duplicate points, or low-dimensional
     data) fall back to nested quadrature, ~0.1 s per pair; ``tol=1e-8`` widens the reach
-    (0.98 for tanh), or use high-dimensional data as the theory does (|ρ| = O(p^{-1/2})).
+    (0.98 for tanh), or use high-dimensional data as the theory does (`|ρ| = O(p^{-1/2})`).
 
     Raises:
-      InvalidArgument: malformed data, σ's or kind; BudgetExceeded beyond 2.5·10⁸ entries.
+      InvalidArgument: malformed data (not 2-D, empty, non-finite, X1 and X2 with different
+        numbers of features), σ's ≤ 0, an unknown ``kind`` or ``device`` (or ``cuda`` without a
+        CUDA device).
+      BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it in row blocks).
+      ParseError, UnknownActivation: the activation is not understood.
       ContractionError: σ_a² too large for the kernel map to contract (Ġ ≥ 1 somewhere).
 
     Example:
@@ -201,7 +206,29 @@ def kernel_diagonal(
     center: float | None = None,
     trainable: Sequence[str] = ("a", "A"),
 ) -> np.ndarray:
-    """The diagonal of :func:`kernels` ``(act, X)`` alone: one scalar fixed point per sample."""
+    """The diagonal of :func:`kernels` ``(act, X)`` alone: one scalar fixed point per sample.
+
+    G*_ii depends on x_i only through ‖x_i‖² (the univariate fixed point
+    Λ_ii = σ_a² E[φ(√Λ_ii ξ)²] + σ_b² ‖x_i‖²), so this costs O(n) instead of the n² pairs.
+
+    Args:
+      act, sigma_a2, sigma_b2, kind, center, trainable: as for :func:`kernels`.
+      X: n × p data, rows are samples.
+
+    Returns:
+      The n diagonal entries (float64 numpy array): G*_ii for ``kind="ck"``, K*_ii for
+      ``"ntk"``.
+
+    Raises:
+      InvalidArgument, ContractionError: as for :func:`kernels`.
+
+    Example:
+      >>> import numpy as np
+      >>> X = np.random.default_rng(0).standard_normal((5, 3)) / np.sqrt(3)
+      >>> d = kernel_diagonal("relu", X, sigma_a2=0.2)
+      >>> bool(np.allclose(d, np.diag(kernels("relu", X, sigma_a2=0.2))))
+      True
+    """
     if kind not in ("ck", "ntk"):
         raise InvalidArgument(f"kind must be 'ck' or 'ntk', got kind={kind!r}.")
     a2, b2 = sigmas(sigma_a2, sigma_b2)

@@ -73,7 +73,26 @@ def _numbers(value: Any, where: str, *, length: int, low: float, high: float) ->
 
 
 def parse_mixture(doc: dict[str, Any], path: str = "mixture.toml") -> GaussianMixture:
-    """A :class:`GaussianMixture` from the parsed TOML ``doc`` (see the module docstring)."""
+    """A :class:`GaussianMixture` from the parsed TOML ``doc`` (see the module docstring).
+
+    Args:
+      doc: the parsed TOML (``tomllib.loads``): ``p`` and a list ``class`` of tables.
+      path: the file's name, for messages.
+
+    Returns:
+      The mixture (means K × p, diagonal covariances K × p, weights normalized to sum 1).
+
+    Raises:
+      SpecError: an unknown key, a missing or out-of-range value, weights that do not sum to
+        1, no noise at all; the message names the file, the class and the key.
+
+    Example:
+      >>> mix = parse_mixture({"p": 20, "class": [
+      ...     {"weight": 0.5, "mean": [4.0], "variance": 1.0},
+      ...     {"weight": 0.5, "mean": [4.0], "mean_offset": 1, "variance": 1.5}]})
+      >>> mix.p, mix.means[:, :2].tolist()
+      (20, [[4.0, 0.0], [0.0, 4.0]])
+    """
     extra = set(doc) - _TOP
     if extra:
         raise SpecError(
@@ -151,7 +170,28 @@ def parse_mixture(doc: dict[str, Any], path: str = "mixture.toml") -> GaussianMi
 
 
 def load_mixture(path: str) -> GaussianMixture:
-    """Read and check a mixture file (a regular file of at most :data:`MAX_BYTES`)."""
+    """Read and check a mixture file (a regular file of at most :data:`MAX_BYTES`).
+
+    Args:
+      path: the TOML file (format: the module docstring; ``deqrmt spectrum --mixture``).
+
+    Returns:
+      The :class:`GaussianMixture` it describes (for :func:`deqrmt.spectrum`'s ``mixture``).
+
+    Raises:
+      FileError: the file cannot be read, or is not a regular file (a FIFO, a directory).
+      SpecError: larger than 4 MiB, not UTF-8, not TOML, or a description
+        :func:`parse_mixture` refuses.
+
+    Example:
+      >>> import os, tempfile
+      >>> with tempfile.TemporaryDirectory() as tmp:
+      ...     path = os.path.join(tmp, "mix.toml")
+      ...     with open(path, "w", encoding="utf-8") as fh:
+      ...         _ = fh.write('p = 40\\n[[class]]\\nweight = 1.0\\nvariance = 1.0\\n')
+      ...     load_mixture(path).p
+      40
+    """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:

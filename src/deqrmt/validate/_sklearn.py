@@ -28,6 +28,12 @@ __all__ = ["DEQKernel"]
 class DEQKernel(Kernel):  # type: ignore[misc]
     """The DEQ's exact infinite-width kernel k(x, x') (see :func:`deqrmt.kernels`).
 
+    A scikit-learn ``Kernel``: ``DEQKernel(...)(X)`` returns the n × n matrix K*(x_i, x_j) (or
+    G* for ``kind="ck"``) as a float64 numpy array, ``DEQKernel(...)(X, Y)`` the n × m one
+    against the rows of Y, and ``.diag(X)`` its diagonal alone; it has no hyperparameters
+    (``eval_gradient=True`` returns an empty gradient), so ``GaussianProcessRegressor`` fits
+    nothing in it.  Rows are samples, scaled as the theory assumes (‖x‖² of order one).
+
     Args:
       activation: the activation φ (library name or expression in x).
       kind: ``"ntk"`` (default) or ``"ck"``.
@@ -35,6 +41,10 @@ class DEQKernel(Kernel):  # type: ignore[misc]
       center: c of φ_c = φ − c (default None: φ as given).
       trainable: the NTK's parameter set, a subset of ("a", "A", "B").
       device: ``"auto"``, ``"cpu"`` or ``"cuda"``.
+
+    Raises:
+      InvalidArgument: (when called) σ's ≤ 0, an unknown ``kind``, malformed data; the errors
+        of :func:`deqrmt.kernels` otherwise (ContractionError, BudgetExceeded, ParseError).
 
     Example:
       >>> import numpy as np
@@ -87,6 +97,7 @@ class DEQKernel(Kernel):  # type: ignore[misc]
     def __call__(
         self, X: Any, Y: Any = None, eval_gradient: bool = False
     ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """k(X, Y) (Y None: k(X, X)); with ``eval_gradient`` also the empty gradient."""
         opts = self._options()
         opts.pop("center")
         K = kernels(self._phi(), X, Y, device=self.device, **opts)
@@ -97,11 +108,13 @@ class DEQKernel(Kernel):  # type: ignore[misc]
         return K
 
     def diag(self, X: Any) -> np.ndarray:
+        """k(x_i, x_i) for every row of X (:func:`deqrmt.validate.kernel_diagonal`)."""
         opts = self._options()
         opts.pop("center")
         return kernel_diagonal(self._phi(), X, **opts)
 
     def is_stationary(self) -> bool:
+        """False: k depends on the norms of x and x', not on x − x' alone."""
         return False
 
     def __repr__(self) -> str:

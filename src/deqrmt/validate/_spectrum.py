@@ -51,13 +51,26 @@ MAX_N = 10_000_000
 
 @dataclasses.dataclass(frozen=True)
 class MonteCarloSpectrum:
-    """Sampled eigenvalues of one kernel matrix and how they compare with the prediction."""
+    """Sampled eigenvalues of one kernel matrix and how they compare with the prediction.
+
+    Attributes:
+      label: which matrix: ``"exact"`` (the exact infinite-width kernel on the sampled data),
+        ``"width"`` (a finite-width DEQ) or ``"explicit"`` (the explicit network: Corollary 1's
+        quadratic on the sphere, the designed ENN on the mixture).
+      eigenvalues: its n eigenvalues, increasing (float64).
+      check: the :class:`~deqrmt.numeric.Kolmogorov` comparison with the predicted law: the
+        Kolmogorov distance of the bulk and the sampled eigenvalues matched to the spikes.
+
+    ``to_dict()`` is the ``mc`` object of ``deqrmt spectrum --json``: ``label``, ``eigenvalues``,
+    ``kolmogorov``, ``kolmogorov_with_atoms``, ``spikes``, ``spike_errors``, ``bulk_count``.
+    """
 
     label: str
     eigenvalues: np.ndarray
     check: Kolmogorov
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``mc`` object of ``deqrmt spectrum --json`` (plain floats and lists)."""
         return {
             "label": self.label,
             "eigenvalues": [float(v) for v in self.eigenvalues],
@@ -69,10 +82,23 @@ class MonteCarloSpectrum:
 class KernelSpectrum:
     """The predicted law of one kernel (CK or NTK) and, with Monte Carlo, the sampled spectra.
 
-    ``samples`` holds the exact infinite-width kernel on the sampled data first (``"exact"``),
-    then a finite-width DEQ (``"width"``) and the explicit network (``"explicit"``) if asked for.
-    ``coefficients``: the equivalent's scalars (c₁, c₂, c₃, diagonal) as floats; ``explicit``:
-    the designed ENN's own predicted law and scalars (``--enn``, for the design's kernel).
+    Attributes:
+      kind: ``"ck"`` or ``"ntk"``.
+      law: the predicted :class:`~deqrmt.SpectralLaw` (density, support, atoms, spikes,
+        alignments) of the kernel's equivalent.
+      coefficients: the equivalent's scalars as floats: ``alpha``, ``beta``, ``mu`` on the
+        sphere (α11ᵀ + βXᵀX + μI, HLD 2023 Theorems 1 and 3); ``c1``, ``c2``, ``c3``,
+        ``diagonal`` on the mixture ((α*₁, α*₂, α*₃, γ*²) for the CK, (β*₁, β*₂, β*₃, κ*²) for
+        the NTK, ICML 2024 Theorems 1–2).
+      samples: with ``mc=True``, a :class:`MonteCarloSpectrum` per sampled matrix: the exact
+        infinite-width kernel first (``"exact"``), then a finite-width DEQ (``"width"``) and the
+        explicit network (``"explicit"``) when they were computed; empty otherwise.
+      explicit: the designed ENN's own predicted law and scalars (``enn=…``, for the design's
+        kernel only), else None.
+
+    ``sample(label)`` returns the sample of that label or None.  ``to_dict()`` is the ``ck`` /
+    ``ntk`` object of ``deqrmt spectrum --json`` (docs/json.md): the law's ``density``,
+    ``support``, ``atoms``, ``spikes``, ``alignments``, then ``equivalent``, ``enn`` and ``mc``.
     """
 
     kind: str
@@ -82,9 +108,11 @@ class KernelSpectrum:
     explicit: tuple[SpectralLaw, dict[str, float]] | None = None
 
     def sample(self, label: str) -> MonteCarloSpectrum | None:
+        """The sample labelled ``label`` (``"exact"``, ``"width"``, ``"explicit"``), or None."""
         return next((s for s in self.samples if s.label == label), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``ck`` / ``ntk`` object of ``deqrmt spectrum --json`` (docs/json.md)."""
         out = self.law.to_dict()
         out["equivalent"] = dict(self.coefficients)
         if self.explicit is not None:
@@ -101,8 +129,37 @@ class KernelSpectrum:
 class SpectrumReport:
     """What :func:`spectrum` returns: the setting, the CK and NTK spectra, the verdict.
 
-    ``passed`` is None without Monte Carlo; ``phi`` is the parsed activation; ``quadratics``
-    maps "CK"/"NTK" to Corollary 1's explicit activation (a2, a1, a0) (sphere only).
+    Attributes:
+      activation: the activation's name.
+      expression: its SymPy expression in x.
+      setting: the data: ``{"kind": "sphere", "n", "d"}`` or ``{"kind": "gmm", "preset":
+        "paper" | "file", "n", "p", "counts", "tau0"}``.
+      sigma_a2: σ_a² as an exact string (``"1/5"``).
+      sigma_b2: σ_b² as an exact string.
+      coefficients: every verified coefficient the laws come from (name → decimal text): the
+        sphere's ``alpha``, ``beta``, ``mu``, ``ntk_alpha``, … or the mixture's ``tau_star``,
+        ``alpha_1`` … ``kappa_star`` at the data's τ0.
+      ck: the :class:`KernelSpectrum` of the CK.
+      ntk: that of the NTK, or None when the NTK diverges (σ_a² E[φ'²] ≥ 1; see ``notes``).
+      passed: with ``mc=True``, whether every exact kernel's sampled bulk is within ``max_ks``
+        (Kolmogorov distance) and its top spike within ``max_spike_error``; None without.
+      reasons: why ``passed`` is False, one line per failed check.
+      notes: caveats of the derivation and of the Monte Carlo (e.g. no real quadratic network).
+      phi: the parsed :class:`~deqrmt.symbolic.Activation` (for plots).
+      quadratics: sphere only: ``"CK"`` / ``"NTK"`` → Corollary 1's explicit activation
+        σ(t) = a₂t² + a₁t + a₀ as ``(a2, a1, a0)`` (the ``+++`` sign pattern).
+
+    ``figure()`` draws HLD 2023's Figure 1 layout (matplotlib), ``kernels()`` is ``(ck, ntk)``
+    (or ``(ck,)``), and ``to_dict()`` is the ``deqrmt spectrum --json`` object (docs/json.md):
+    ``activation``, ``expression``, ``data``, ``sigma_a2``, ``sigma_b2``, ``coefficients``,
+    ``ck``, ``ntk``, ``passed``, ``reasons``, ``notes``.
+
+    Example:
+      >>> r = spectrum("sqrt(2)*relu", n=200, d=240, points=201)
+      >>> r.passed is None, sorted(r.to_dict())[:4]
+      (True, ['activation', 'ck', 'coefficients', 'data'])
+      >>> [ks.kind for ks in r.kernels()]
+      ['ck', 'ntk']
     """
 
     activation: str
@@ -120,15 +177,20 @@ class SpectrumReport:
     quadratics: dict[str, tuple[float, float, float]] = dataclasses.field(default_factory=dict)
 
     def figure(self) -> Any:
-        """The HLD 2023 Figure 1 layout as a matplotlib Figure (for notebooks)."""
+        """The HLD 2023 Figure 1 layout as a matplotlib ``Figure`` (for notebooks; needs
+        matplotlib): per kernel (rows CK, NTK) the predicted density, atoms and spikes over the
+        sampled eigenvalues of the implicit kernel and, on the sphere, of the explicit one, and
+        the activations; the pyplot state is left alone."""
         from ._spectrum_plot import spectrum_figure
 
         return spectrum_figure(self)
 
     def kernels(self) -> tuple[KernelSpectrum, ...]:
+        """``(ck, ntk)``, or ``(ck,)`` when the NTK diverges."""
         return (self.ck,) if self.ntk is None else (self.ck, self.ntk)
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``deqrmt spectrum --json`` object (docs/json.md): JSON-ready values only."""
         return {
             "activation": self.activation,
             "expression": self.expression,
@@ -421,6 +483,12 @@ def spectrum(
 ) -> SpectrumReport:
     r"""The predicted eigenvalue laws of the DEQ's CK and NTK, optionally checked on samples.
 
+    The prediction is the limiting spectrum of the kernels' high-dimensional equivalents
+    (docs/theory/spectra): on the sphere (HLD 2023, Theorems 1 and 3) α11ᵀ + βXᵀX + μI, a
+    Marchenko–Pastur bulk of ratio n/d scaled by β and shifted by μ plus one spike; on the
+    Gaussian mixture (ICML 2024, Theorems 1–2) Ḡ and K̄, whose bulk is the fixed point of the
+    mixture's resolvent and whose spikes come from the class means and the ψ, t, T terms.
+
     Args:
       activation: library name or expression in x.
       data: ``"sphere"`` (HLD 2023: n points uniform on S^{d−1}, φ as given) or ``"gmm"``
@@ -428,13 +496,17 @@ def spectrum(
       n: matrix size (default 1000 for the sphere, HLD's Figure 1; 1024 for the mixture).
       d: the data dimension (default 1200 for the sphere; p = round(0.8 n) for the preset, the
         mixture's own p otherwise).
-      mixture: a :class:`GaussianMixture` with diagonal covariances (``data="gmm"``).
-      sigma_a2, sigma_b2: σ_a², σ_b² (σ_b² defaults to 1 − σ_a²).
+      mixture: a :class:`GaussianMixture` with diagonal covariances (``data="gmm"``; e.g. from
+        :func:`load_mixture`).
+      sigma_a2, sigma_b2: σ_a², σ_b² (σ_b² defaults to 1 − σ_a²); exact strings or numbers.
       mc: sample the data (``seed``), compute the exact kernels and their eigenvalues, and
         compare: Kolmogorov distance of the bulk ≤ ``max_ks`` and top spike within
-        ``max_spike_error`` (relative) for every kernel, else ``passed`` is False.
+        ``max_spike_error`` (relative) for every kernel, else ``passed`` is False.  Needs torch
+        (the ``[validate]`` extra).
       width: also one finite-width DEQ of this width (needs ``mc``).
+      seed: seed of the sampled data and of the finite-width DEQ's weights.
       device: for the Monte Carlo part: auto, cpu or cuda.
+      max_ks, max_spike_error: the tolerances of the Monte Carlo verdict, in (0, 1].
       points: density grid size.
       enn: a designed ENN (the parsed ``deqrmt design --json`` output; ``data="gmm"``): its own
         predicted law for the design's kernel and, with ``mc``, its exact kernel's eigenvalues
@@ -442,12 +514,30 @@ def spectrum(
       progress: called with a short label after each stage.
 
     Returns:
-      A :class:`SpectrumReport` (``to_dict()`` is the ``deqrmt spectrum --json`` result).
+      A :class:`SpectrumReport`: ``report.ck`` and ``report.ntk`` are
+      :class:`KernelSpectrum` records whose ``law`` (a :class:`~deqrmt.SpectralLaw`) has
+      ``x``, ``density``, ``support``, ``atoms``, ``spikes`` and ``alignments``, whose
+      ``coefficients`` are the equivalent's scalars and whose ``samples`` (with ``mc``) hold the
+      sampled eigenvalues and their Kolmogorov check; ``report.passed`` is the verdict (None
+      without ``mc``).  ``report.to_dict()`` is the ``deqrmt spectrum --json`` result and
+      ``report.figure()`` draws HLD 2023's Figure 1 layout.
+
+    Raises:
+      InvalidArgument: an unknown ``data``, a mixture or ENN with ``data="sphere"``, ``width``
+        without ``mc``, a tolerance outside (0, 1], n < 4, a mixture whose covariances are not
+        diagonal, or a ``d`` that differs from the mixture's p.
+      BudgetExceeded: n > 10⁷; with ``mc``, n > 8192, n·d > 5·10⁷ or ``width`` > 8192
+        (docs/limits.md).
+      ParseError, UnknownActivation: the activation is not understood.
+      ContractionError: σ_a² outside the region where the fixed point is unique and attracting.
 
     Example:
-      >>> r = spectrum("sqrt(2)*relu", data="sphere", n=1000, d=1200)   # doctest: +SKIP
-      >>> r.ck.law.spikes                                                # doctest: +SKIP
-      (71.875...,)
+      >>> r = spectrum("sqrt(2)*relu", data="sphere", n=200, d=240)
+      >>> [round(v, 4) for v in r.ck.law.support[0]], round(r.ck.law.spikes[0], 2)
+      ([0.0425, 3.3046], 15.18)
+      >>> mc = spectrum("sqrt(2)*relu", n=200, d=240, mc=True, device="cpu")
+      >>> mc.passed, mc.ck.sample("exact").check.distance < 0.05
+      (True, True)
     """
     from ..symbolic import get_activation
 

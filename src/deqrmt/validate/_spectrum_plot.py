@@ -83,7 +83,16 @@ def _activations(ax: Any, report: SpectrumReport, quadratics: list[tuple[str, An
 
 
 def spectrum_figure(report: SpectrumReport) -> Any:
-    """The figure as a matplotlib ``Figure`` (the pyplot state is left alone)."""
+    """The figure as a matplotlib ``Figure`` (the pyplot state is left alone).
+
+    Args:
+      report: what :func:`deqrmt.spectrum` returned (with ``mc=True`` the sampled histograms
+        are drawn under the predicted density; without, the prediction alone).
+
+    Returns:
+      A ``matplotlib.figure.Figure``: rows CK and NTK; columns the implicit kernel, the
+      explicit one when it was sampled, and the activations (sphere).
+    """
     from matplotlib.figure import Figure
 
     explicit = any(ks.sample("explicit") is not None for ks in report.kernels())
@@ -123,7 +132,11 @@ def spectrum_figure(report: SpectrumReport) -> Any:
 
 
 def plot_spectrum(report: SpectrumReport, path: str | os.PathLike[str]) -> Path:
-    """Write the figure to ``path`` (a new file: the caller moves it into place atomically)."""
+    """Write the figure to ``path`` (a new file: the caller moves it into place atomically).
+
+    Returns:
+      ``path`` as a :class:`~pathlib.Path` (a PNG at 110 dpi).
+    """
     out = Path(path)
     spectrum_figure(report).savefig(out, dpi=110)
     return out
