@@ -24,7 +24,13 @@ import sympy as sp
 import torch
 
 from .._errors import InvalidArgument, NoConvergence
-from ..numeric._bias import BiasLimit, minimum_norm_interpolant, predicted_limit, relative_gap
+from ..numeric._bias import (
+    BiasLimit,
+    check_sizes,
+    minimum_norm_interpolant,
+    predicted_limit,
+    relative_gap,
+)
 from ..symbolic._bias import BiasDerivation
 
 __all__ = [
@@ -39,6 +45,11 @@ __all__ = [
 ]
 
 PLANTED = ("sparse", "dense")
+#: floating-point operations the gradient-descent runs of one check may spend: about three
+#: minutes on one core at ~5 GFLOP/s (docs/limits.md)
+GD_FLOPS = 10**12
+#: one step's fixed cost (a dozen small torch kernels, ~100 µs), in flops
+STEP_OVERHEAD_FLOPS = 5 * 10**5
 
 
 def resolve_device(device: str | None) -> torch.device:
@@ -112,12 +123,16 @@ def make_problem(
 def _torch_functions(
     derivation: BiasDerivation,
 ) -> tuple[Callable[..., torch.Tensor], tuple[Callable[..., torch.Tensor], ...]]:
-    """g and ∂g/∂θ_p as elementwise torch functions (code printed from SymPy, not user text)."""
-    theta = derivation.parameters
-    g = sp.lambdify(theta, derivation.expression, modules="torch")
-    grads = tuple(
-        sp.lambdify(theta, sp.diff(derivation.expression, t), modules="torch") for t in theta
-    )
+    """g and ∂g/∂θ_p as elementwise torch functions (code printed from SymPy, not user text).
+
+    The generated code names its arguments itself (``_theta0``, ``_theta1``): a parameter the
+    user called ``torch`` or ``exp`` must not shadow a name the code uses.
+    """
+    ours = tuple(sp.Symbol(f"_theta{i}", real=True) for i in range(len(derivation.parameters)))
+    rename = dict(zip(derivation.parameters, ours, strict=True))
+    expr = derivation.expression.xreplace(rename)
+    g = sp.lambdify(ours, expr, modules="torch")
+    grads = tuple(sp.lambdify(ours, sp.diff(expr, t), modules="torch") for t in ours)
     return g, grads
 
 
@@ -157,7 +172,8 @@ def gradient_descent(
       X, y: the data, float64.
       step_sizes: learning rates η, one run each.
       tol: relative residual at which a run has interpolated. Keyword-only.
-      max_steps: cap; a run that has not interpolated by then is reported unconverged.
+      max_steps: cap; a run that has not interpolated by then is reported unconverged.  It is
+        lowered so that the runs together stay within :data:`GD_FLOPS`.
       device: "auto" (default), "cpu" or "cuda".
       record: about how many points of the path to keep (for plots, sign checks).
       check_every: steps between convergence checks.
@@ -165,6 +181,12 @@ def gradient_descent(
     lrs = [float(s) for s in step_sizes]
     if not lrs or any(not (s > 0 and math.isfinite(s)) for s in lrs):
         raise InvalidArgument(f"step_sizes={list(step_sizes)!r} must be positive and finite.")
+    # The time budget: a run stops unconverged (and says so) after GD_FLOPS of work, however
+    # small the step; each step costs ~2·K·d·min(d, 2N) flops (the Gram or the two products)
+    # plus a dozen tiny kernel launches, counted as STEP_OVERHEAD_FLOPS.
+    n_rows, dim = np.shape(X)
+    per_step = 2 * len(lrs) * dim * min(dim, 2 * n_rows) + STEP_OVERHEAD_FLOPS
+    max_steps = max(1, min(max_steps, int(GD_FLOPS // per_step)))
     dev = resolve_device(device)
     if dev.type != "cpu":
         return _descend(derivation, X, y, lrs, tol, max_steps, dev, record, check_every)
@@ -341,6 +363,8 @@ def check_bias(
     """
     if not (0 < tolerance < 1):
         raise InvalidArgument(f"tolerance={tolerance!r} must lie in (0, 1).")
+    count = len(tuple(step_sizes)) if step_sizes is not None else 4
+    check_sizes(n, d, step_sizes=count, dps=dps, derivation=derivation)  # before any work
     problem = make_problem(derivation, n=n, d=d, seed=seed, planted=planted)
     limit = predicted_limit(derivation, problem.X, problem.y, dps=dps)
     beta_hat = limit.as_array()
