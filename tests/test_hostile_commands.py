@@ -250,7 +250,7 @@ def test_design_family_with_a_parameter_named_ctx() -> None:
 
 
 def test_design_states_its_budget_then_reports_progress() -> None:
-    """Issue 19: the README's NTK design answers within its stated budget, and says so first."""
+    """Issue 19: the NTK design of a*tanh(b*x) answers within its stated budget, and says so first."""
     from deqrmt.numeric._design import design_enn
     from deqrmt.numeric._design_search import MAX_WORK
 
@@ -263,6 +263,22 @@ def test_design_states_its_budget_then_reports_progress() -> None:
     estimate = float(re.search(r"needs about ([\d,]+)", lines[0]).group(1).replace(",", ""))  # type: ignore[union-attr]
     assert 0 < estimate < MAX_WORK
     assert any("multi-start 3/3" in ln for ln in lines)
+
+
+def test_design_command_shows_its_budget_and_progress_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the command: on a terminal, stderr says the budget first, then each start."""
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    argv = ["design", "--deq", "tanh", "--family", "a*tanh(b*x)", "--kernel", "ntk"]
+    rc, out, err = _run(capsys, *argv, "--dps", "15", "--starts", "2", "--json")
+    assert rc == 0, err
+    lines = err.splitlines()
+    assert lines[0].startswith("design: budget: 1,200,000 work units"), lines[0]
+    assert any(ln.startswith("design: probe: multi-start 2/2") for ln in lines), lines
+    assert json.loads(out)["solutions"]
 
 
 def test_design_estimated_over_budget_is_refused_before_the_search(
@@ -398,18 +414,21 @@ def test_gradient_descent_steps_are_capped_by_the_flop_budget(
 
 
 def test_torch_code_names_its_own_arguments() -> None:
-    """A parameter called `torch` must not shadow the module in the lambdified GD code."""
+    """A parameter named like a function the lambdified GD code calls must not shadow it
+    (``derive_bias`` takes SymPy expressions too, whose symbols may have any name)."""
     pytest.importorskip("torch")
+    import sympy as sp
     import torch
 
     from deqrmt.symbolic._bias import derive_bias
     from deqrmt.validate._bias import _torch_functions
 
-    d = derive_bias("exp(torch)", ["torch"], init="0")
+    named_exp = sp.Symbol("exp", real=True)
+    d = derive_bias(sp.exp(named_exp), init="0")  # printed as exp(exp) before
     g, (dg,) = _torch_functions(d)
     t = torch.tensor([0.5], dtype=torch.float64)
     e = float(torch.exp(t))
-    assert abs(float(g(t)) - e) < 1e-12 and abs(float(dg(t)) - e) < 1e-12  # torch.exp, the module
+    assert abs(float(g(t)) - e) < 1e-12 and abs(float(dg(t)) - e) < 1e-12
 
 
 # --- 2. the cheap part of a hostile corpus: refused before any work, never exit 70 -----------

@@ -29,8 +29,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Solve the CK (or NTK) matching equations for an L-layer explicit network "
         "whose activations come from a family, so that its kernel equivalent equals the DEQ's. "
         "`deqrmt certify` then checks a design against the DEQ.",
-        epilog="budget: a design spends at most 5 million work units (one unit: the family "
-        "evaluated at one quadrature node at 40 digits, ~30 µs on one core; closed-form "
+        epilog="budget: a design spends at most 1.2 million work units (one unit: the family "
+        "evaluated at one quadrature node at 40 digits, ~30 µs on one core, so ~40 s; closed-form "
         "families such as hard_tanh cost far less); a design estimated to need more is refused "
         "before it starts, and one that reaches the budget stops with BudgetExceeded. "
         "Progress (one line per multi-start) is shown on stderr when it is a terminal. "

@@ -126,6 +126,11 @@ class Design:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
+#: largest layer scale τ at which a family's moments are taken by quadrature (the accepted τ0
+#: goes to 100; a matched layer has τ of order one)
+MAX_QUADRATURE_TAU = 150
+
+
 class _FamilyEvaluator:
     """Moments of the family at (τ, θ): compiled closed forms, or panel quadrature.
 
@@ -178,6 +183,10 @@ class _FamilyEvaluator:
                     FAMILY_MOMENTS, (ctx.mpf(v) for v in self.closed(ctx, tau, *theta)), strict=True
                 )
             )
+        if not abs(tau) <= MAX_QUADRATURE_TAU:  # NaN too
+            # the panels narrow as 1/τ: a layer scale this far from the O(1) of a solution
+            # would cost ~35·τ panels; the trial point is rejected, like a singular one
+            raise ValueError(f"layer scale τ = {float(tau):.3g} beyond {MAX_QUADRATURE_TAU}")
         kinks = [k(ctx, *theta)[0] for k in self.kinks]
         a = [ctx.zero] * 3
         b = [ctx.zero] * 3
@@ -480,7 +489,7 @@ def design_enn(
             progress=progress, budget=budget,
         )  # fmt: skip
     except OutOfBudget:
-        raise budget.exceeded(f"the design of a {fam.name} ENN") from None
+        raise budget.exceeded(f"the design of the {fam.name!r} ENN") from None
 
 
 def _design(
@@ -565,7 +574,9 @@ def _design(
     ctx = mpmath.MPContext()
     ctx.dps = dps + 10
     estimate = _estimate_work(ev, ctx, dps, deq.tau0, layers, npar, starts)
-    budget.refuse(f"a {layers}-layer {fam.name} design at dps={dps} with {starts} starts", estimate)
+    budget.refuse(
+        f"the design ({layers} layer(s) of {fam.name!r}, dps={dps}, starts={starts})", estimate
+    )
     if progress is not None:
         progress(
             f"budget: {budget.limit:,.0f} work units (one unit: the family at one quadrature node "
