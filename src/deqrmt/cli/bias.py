@@ -12,6 +12,7 @@ import argparse
 import os
 from typing import Any
 
+from .._untrusted import decimal, integer
 from ._common import (
     add_command,
     add_force,
@@ -71,9 +72,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="run PyTorch gradient descent (float64) at decreasing step sizes and compare its "
         "limit with the predicted β̂ and with the ℓ2 min-norm interpolant (default: off)",
     )
-    check.add_argument("--d", type=int, default=100, metavar="D", help="coordinates d")
-    check.add_argument("--n", type=int, default=40, metavar="N", help="samples N (N < d)")
-    check.add_argument("--seed", type=int, default=0, metavar="S", help="seed of X and β*")
+    check.add_argument(
+        "--d", type=integer, default=100, metavar="D", help="coordinates d (N < d ≤ 10000)"
+    )
+    check.add_argument("--n", type=integer, default=40, metavar="N", help="samples N (N < d)")
+    check.add_argument(
+        "--seed", type=integer, default=0, metavar="S", help="seed of X and β* (≥ 0)"
+    )
     check.add_argument(
         "--planted",
         choices=["sparse", "dense"],
@@ -84,12 +89,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "--steps",
         default=None,
         metavar="LRS",
-        help="comma-separated step sizes (default: η0, η0/4, η0/16, η0/64 with "
+        help="comma-separated step sizes, at most 8 (default: η0, η0/4, η0/16, η0/64 with "
         "η0 = 1/(‖X‖² max h) over β(0) and β̂)",
     )
     check.add_argument(
         "--tolerance",
-        type=float,
+        type=decimal,
         default=1e-3,
         metavar="T",
         help="largest accepted ‖β_GD − β̂‖/‖β̂‖ at the smallest step",
@@ -101,7 +106,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="torch device (auto: cuda when available)",
     )
     check.add_argument(
-        "--dps", type=int, default=30, metavar="N", help="digits of the predicted limit β̂"
+        "--dps",
+        type=integer,
+        default=30,
+        metavar="N",
+        help="digits of the predicted limit β̂ (15 to 1000)",
     )
     p.add_argument(
         "--plot",
@@ -115,14 +124,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _step_sizes(text: str | None) -> tuple[float, ...] | None:
-    from .._errors import InvalidArgument
+    from .._errors import BudgetExceeded, InvalidArgument
+    from ..numeric._bias import MAX_STEP_SIZES
 
     if text is None:
         return None
+    parts = names(text)
+    if len(parts) > MAX_STEP_SIZES:
+        raise BudgetExceeded(
+            f"--steps has {len(parts)} step sizes; at most {MAX_STEP_SIZES} (one GD run each)."
+        )
     try:
-        values = tuple(float(v) for v in names(text))
+        values = tuple(decimal(v) for v in parts)
     except ValueError:
-        raise InvalidArgument(f"--steps {text!r} must be comma-separated numbers.") from None
+        raise InvalidArgument(
+            f"--steps {text!r} must be comma-separated decimals in ASCII digits."
+        ) from None
     if not values or any(not (v > 0 and v < float("inf")) for v in values):
         raise InvalidArgument(f"--steps {text!r} must be positive numbers.")
     return values
@@ -258,6 +275,13 @@ def run(args: argparse.Namespace) -> int:
         require_validate_extra(NAME)
     if args.plot:
         require_extra(f"{NAME} --plot", ("matplotlib",))
+    if args.check:  # sizes, seed and digits before the derivation and any numeric work
+        from .._untrusted import bounded_int
+        from ..numeric._bias import check_sizes
+
+        bounded_int(args.seed, "--seed", 0, 2**32 - 1, fix="a seed is a non-negative integer")
+        bounded_int(args.dps, "--dps", 15, 1000, fix="digits of the predicted limit")
+        check_sizes(args.n, args.d, step_sizes=len(steps) if steps else 4, dps=args.dps)
     plots = ["q.png", "path.png"] if args.check else ["q.png"]
     if args.plot:  # refuse an unusable plot path before the work, not after
         check_directory(args.plot)

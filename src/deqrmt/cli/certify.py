@@ -13,14 +13,8 @@ import sys
 from typing import Any
 
 from .._errors import FileError, InvalidArgument
-from ._common import (
-    add_command,
-    add_json,
-    print_json,
-    require_validate_extra,
-    sample_sizes,
-    validate_extra,
-)
+from .._untrusted import decimal, integer
+from ._common import add_command, add_json, print_json, require_validate_extra, validate_extra
 
 __all__ = ["NAME", "register", "run"]
 
@@ -54,16 +48,39 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="the DEQ's activation; must be the design's (default: the one in the design file)",
     )
     p.add_argument(
-        "--n", type=sample_sizes, default=(256, 512, 1024), metavar="N1,N2,…", help="sample sizes"
+        "--n",
+        type=_sample_sizes,
+        default=(256, 512, 1024),
+        metavar="N1,N2,…",
+        help="sample sizes in increasing order, 16 to 4096, at most 8 of them",
     )
-    p.add_argument("--ratio", type=float, default=0.8, help="p/n, as on the slides")
-    p.add_argument("--m", type=int, default=1024, help="width of the Monte Carlo ENNs")
-    p.add_argument("--seed", type=int, default=0, help="seed of the data and the networks")
+    p.add_argument("--ratio", type=decimal, default=0.8, help="p/n, as on the slides (1/256 to 16)")
+    p.add_argument(
+        "--m", type=integer, default=1024, help="width of the Monte Carlo ENNs (1 to 16384)"
+    )
+    p.add_argument(
+        "--seed", type=integer, default=0, help="seed of the data and the networks (≥ 0)"
+    )
     add_json(p)
     return p
 
 
-def _read_design(path: str) -> dict[str, Any]:
+def _sample_sizes(text: str) -> tuple[int, ...]:
+    """argparse type of ``--n``: comma-separated ASCII integers, at least one (``256,512``)."""
+    parts = [v for v in text.split(",") if v.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError("expected at least one sample size, e.g. 256,512,1024")
+    if len(parts) > 64:
+        raise argparse.ArgumentTypeError(f"{len(parts)} sample sizes; at most 8 are run")
+    try:
+        return tuple(integer(v) for v in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
+
+
+def _read_json(path: str) -> Any:
     """The design file, read without blocking (a FIFO or a device is refused) and checked."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -88,37 +105,7 @@ def _read_design(path: str) -> dict[str, Any]:
         design = json.loads(blob.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise InvalidArgument(f"cannot read the design {path!r}: not JSON ({e}).") from None
-    _check_design(design, path)
-    return design  # type: ignore[no-any-return]
-
-
-def _check_design(design: object, path: str) -> None:
-    """The fields certify reads, with their types; anything else is not a design."""
-    problem = None
-    inputs = design.get("setting") if isinstance(design, dict) else None
-    solutions = design.get("solutions") if isinstance(design, dict) else None
-    if not isinstance(inputs, dict):
-        problem = "no `setting` object"
-    elif not isinstance(inputs.get("deq"), str):
-        problem = "`setting.deq` is not an activation string"
-    elif inputs.get("kernel") not in ("ck", "ntk"):
-        problem = "`setting.kernel` is not 'ck' or 'ntk'"
-    elif not all(isinstance(inputs.get(k), (str, int, float)) for k in ("sigma_a2", "sigma_b2")):
-        problem = "`setting.sigma_a2` or `setting.sigma_b2` is not a number"
-    elif not isinstance(solutions, list) or not solutions:
-        problem = "no solution"
-    elif not all(
-        isinstance(sol, dict)
-        and isinstance(sol.get("params"), list)
-        and all(isinstance(layer, dict) for layer in sol["params"])
-        for sol in solutions
-    ):
-        problem = "a solution without a `params` list of layers"
-    if problem is not None:
-        raise InvalidArgument(
-            f"{path!r} is not a `deqrmt design --json` output: {problem}; write one with "
-            "`deqrmt design --deq ACT --family FAMILY --json > DESIGN.json`."
-        )
+    return design
 
 
 def _check_deq(given: str | None, design_deq: str, path: str) -> None:
@@ -129,9 +116,10 @@ def _check_deq(given: str | None, design_deq: str, path: str) -> None:
 
     try:
         theirs = get_activation(design_deq)
-    except InvalidArgument as e:
-        raise InvalidArgument(
-            f"the design {path!r} names the DEQ {design_deq!r}, which is refused: {e}"
+    except InvalidArgument as e:  # the same class (ParseError, BudgetExceeded …), the field named
+        raise type(e)(
+            f"the design {path!r} names the DEQ {design_deq!r} (`setting.deq`), which is "
+            f"refused: {e}"
         ) from None
     if given is None:
         return
@@ -144,10 +132,17 @@ def _check_deq(given: str | None, design_deq: str, path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    require_validate_extra(NAME)  # before any work
-    design = _read_design(args.enn)
-    deq = design["setting"]["deq"]
-    _check_deq(args.deq, deq, args.enn)
+    require_validate_extra(NAME)  # a missing extra before any work
+    from ..validate._design_file import check_certificate_sizes, check_design
+
+    raw = _read_json(args.enn)
+    setting = raw.get("setting") if isinstance(raw, dict) else None
+    if isinstance(setting, dict) and isinstance(setting.get("deq"), str):
+        _check_deq(args.deq, setting["deq"], args.enn)  # a --deq mismatch is the first thing to say
+    # every field and size checked before any work is done
+    design = check_design(raw, f"the design {args.enn!r}")
+    check_certificate_sizes(args.n, args.ratio, args.m, args.seed, design.kernel)
+    deq = design.deq
     with validate_extra(NAME):
         from tqdm import tqdm
 
@@ -167,13 +162,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(args, res.to_dict())
     else:
-        print(_legend(design["setting"].get("kernel"), args.m, args.ratio))
+        print(_legend(design.kernel, args.m, args.ratio))
         print(f"{'n':>6} {'designed (exact)':>18} {'naive (exact)':>15} {'designed (MC)':>15}")
         for r in res.runs:
             mc = f"{r['designed_mc']:15.4g}" if "designed_mc" in r else f"{'-':>15}"
             print(f"{r['n']:>6} {r['designed_exact']:18.4g} {r['naive_exact']:15.4g} {mc}")
         slope = res.slope
-        print(f"slopes: designed {slope['designed_exact']:.3g}, naive {slope['naive_exact']:.3g}")
+        if slope["designed_exact"] is None or slope["naive_exact"] is None:
+            print("slopes: none (one sample size; give two or more with --n for a slope)")
+        else:
+            print(
+                f"slopes: designed {slope['designed_exact']:.3g}, naive {slope['naive_exact']:.3g}"
+            )
         if any("designed_mc" in r for r in res.runs):
             print(
                 f"note: the MC column is one network of width m = {args.m}, an n×n kernel "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._untrusted import integer
 from ._common import (
     add_command,
     add_dps,
@@ -28,6 +29,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Solve the CK (or NTK) matching equations for an L-layer explicit network "
         "whose activations come from a family, so that its kernel equivalent equals the DEQ's. "
         "`deqrmt certify` then checks a design against the DEQ.",
+        epilog="budget: a design spends at most 1.2 million work units (one unit: the family "
+        "evaluated at one quadrature node at 40 digits, ~30 µs on one core, so ~40 s; closed-form "
+        "families such as hard_tanh cost far less); a design estimated to need more is refused "
+        "before it starts, and one that reaches the budget stops with BudgetExceeded. "
+        "Progress (one line per multi-start) is shown on stderr when it is a terminal. "
+        "exit codes: 0 solved, 2 bad input or no solution.",
     )
     p.add_argument("--deq", required=True, metavar="ACT", help="the DEQ's activation (required)")
     p.add_argument(
@@ -39,7 +46,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--layers",
-        type=int,
+        type=integer,
         default=None,
         metavar="L",
         help="ENN depth (default: the depth rule, 1 if α*₂ = α*₃/2 else 2)",
@@ -57,9 +64,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "trainable",
     )
     p.add_argument(
-        "--starts", type=int, default=24, metavar="K", help="multi-start count of the root search"
+        "--starts",
+        type=integer,
+        default=24,
+        metavar="K",
+        help="multi-start count of the root search (1 to 200; each costs part of the budget)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the multi-start points")
+    p.add_argument("--seed", type=integer, default=0, help="seed of the multi-start points (≥ 0)")
     add_dps(p)
     add_json(p)
     return p
@@ -115,7 +126,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _progress() -> Any:
-    """One status line on stderr per multi-start when stderr is a terminal (silent in pipes)."""
+    """The budget, then one status line per multi-start, on stderr when it is a terminal
+    (silent in pipes and logs, like the progress bars of certify, experiment and sweep)."""
     import sys
 
-    return print_stderr if sys.stderr.isatty() else None
+    if not sys.stderr.isatty():
+        return None
+    return lambda line: print_stderr(f"design: {line}")

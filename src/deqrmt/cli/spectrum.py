@@ -157,11 +157,15 @@ def run(args: argparse.Namespace) -> int:
             check_output(os.path.join(args.plot, PLOT_NAME), force=args.force)
     design = None
     if args.enn is not None:
-        from .certify import _check_deq, _read_design
+        from ..validate._design_file import check_design
+        from .certify import _check_deq, _read_json
 
-        design = _read_design(args.enn)
-        _check_deq(None, design["setting"]["deq"], args.enn)  # the design's DEQ parses
-        _same_deq(args.activation, design["setting"]["deq"], args.enn)
+        raw = _read_json(args.enn)
+        setting = raw.get("setting") if isinstance(raw, dict) else None
+        if isinstance(setting, dict) and isinstance(setting.get("deq"), str):
+            _check_deq(None, setting["deq"], args.enn)  # the design's DEQ parses
+        design = check_design(raw, f"the design {args.enn!r}")
+        _same_deq(args.activation, design.deq, args.enn)
     mixture = None
     data = args.data
     if args.mixture is not None:

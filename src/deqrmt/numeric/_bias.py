@@ -34,13 +34,24 @@ import numpy as np
 import sympy as sp
 from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
-from .._errors import DerivationError, InvalidArgument, NoConvergence, NoReachableInterpolant
+from .._budget import check_memory
+from .._errors import (
+    BudgetExceeded,
+    DerivationError,
+    InvalidArgument,
+    NoConvergence,
+    NoReachableInterpolant,
+)
 from ..symbolic._bias import BETA0, BiasDerivation
 from ._printer import array_function, compile_function
 
 __all__ = [
+    "MAX_D",
+    "MAX_STEP_SIZES",
     "BiasLimit",
     "bias_functions",
+    "check_sizes",
+    "check_memory_estimate",
     "domain_bounds",
     "float_functions",
     "minimum_norm_interpolant",
@@ -76,6 +87,96 @@ class BiasLimit:
     def as_array(self) -> np.ndarray:
         """β̂ rounded to float64."""
         return np.array([float(b) for b in self.beta])
+
+
+# ---------------------------------------------------------------------------------------------
+# budgets (docs/limits.md): sizes are checked before any work
+# ---------------------------------------------------------------------------------------------
+
+#: coordinates d of a check: the Gram matrix is d × d and the interior point of a two-sided
+#: domain is a non-negative least-squares problem in 2d variables
+MAX_D = 10_000
+#: step sizes of a check (one gradient-descent run each)
+MAX_STEP_SIZES = 8
+#: d of a two-sided domain (tanh(w): β ∈ (-1, 1)): the interior point's Lawson–Hanson NNLS
+#: takes ~d iterations of a least-squares solve in up to d columns, O(d⁴) (measured: d = 200
+#: about a minute on one core)
+MAX_D_TWO_SIDED = 200
+#: d when ψ has no closed form: every Newton iteration of the precise phase integrates at
+#: every coordinate (tanh-sinh at dps + 10 digits)
+MAX_D_QUADRATURE = 200
+#: products in one Newton iteration of the precise phase (the N × N Schur complement takes
+#: N²·d/2 of them), at 30 digits; more digits cost proportionally more (~5 µs a product:
+#: ~20 s an iteration at the limit, a few iterations)
+MAX_POLISH_PRODUCTS = 4 * 10**6
+
+
+def check_sizes(
+    n: Any,
+    d: Any,
+    *,
+    step_sizes: int = 4,
+    dps: int = 30,
+    derivation: BiasDerivation | None = None,
+) -> None:
+    """Refuse a check whose sizes exceed the time or memory budget, before any work.
+
+    ``derivation`` (when known) refines the limits: a two-sided domain (NNLS interior point)
+    and a ψ without closed form (quadrature at every coordinate) cost more per coordinate.
+    """
+    for name, value in (("n", n), ("d", d)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidArgument(f"{name}={value!r} must be an int.")
+    if not 1 <= n < d:
+        raise InvalidArgument(f"need 1 ≤ n < d (over-parameterised), got n={n}, d={d}.")
+    if not 1 <= step_sizes <= MAX_STEP_SIZES:
+        raise BudgetExceeded(
+            f"{step_sizes} step sizes: give 1 to {MAX_STEP_SIZES} (one gradient-descent run each)."
+        )
+    two_sided = True
+    if derivation is not None:
+        lo, hi = domain_bounds(derivation)
+        two_sided = math.isfinite(lo) and math.isfinite(hi)
+    check_memory_estimate(n, d, step_sizes, dps, two_sided)
+    if d > MAX_D:
+        raise BudgetExceeded(
+            f"d={d}: at most {MAX_D} coordinates (the d × d Gram matrix and the GD runs); "
+            "lower d (docs/limits.md)."
+        )
+    if derivation is not None and two_sided and d > MAX_D_TWO_SIDED:
+        raise BudgetExceeded(
+            f"d={d}: the domain of β = {derivation.expression} has two finite ends, and its "
+            f"interior point (NNLS in 2d variables) is budgeted to d ≤ {MAX_D_TWO_SIDED}; lower d."
+        )
+    if derivation is not None and not derivation.closed_form and d > MAX_D_QUADRATURE:
+        raise BudgetExceeded(
+            f"d={d}: ψ for β = {derivation.expression} has no closed form, so every Newton step "
+            f"integrates at every coordinate; budgeted to d ≤ {MAX_D_QUADRATURE}; lower d."
+        )
+    products = n * n * d / 2 * max(1.0, (dps + 10) / 40)
+    if products > MAX_POLISH_PRODUCTS:
+        raise BudgetExceeded(
+            f"n={n}, d={d} at dps={dps}: one Newton step of the precise phase takes ~"
+            f"{products:.2g} high-precision products, over the budget of {MAX_POLISH_PRODUCTS:.2g} "
+            "(n²·d/2); lower n, d or dps (docs/limits.md)."
+        )
+
+
+def check_memory_estimate(n: int, d: int, step_sizes: int, dps: int, two_sided: bool) -> None:
+    """:class:`BudgetExceeded` when a check's arrays would not fit in this machine's memory.
+
+    The estimate: X and its copies (numpy, torch, the minimum-norm and Newton steps), the d × d
+    Gram matrix, the GD states and recorded paths (~250 points of K × d), the NNLS system of a
+    two-sided domain ((n + d) × 2d, with lstsq copies) and the mpmath copies of X (~(300 +
+    dps) bytes a number).
+    """
+    estimate = (
+        8 * (8 * n * d + min(d, 4096) ** 2 + step_sizes * d * (16 + 250))
+        + (48 * d * (n + d) if two_sided else 0)
+        + 2 * n * d * (300 + dps)
+        + 400 * 2**20
+    )
+    check_memory(estimate, f"a check with n={n}, d={d}", "lower d or n")
 
 
 def _substitutions(d: BiasDerivation) -> dict[sp.Symbol, sp.Expr]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,9 +38,23 @@ import sympy as sp
 
 from .. import _arguments
 from .._errors import BudgetExceeded, InvalidArgument, NoConvergence
+from .._untrusted import bounded_int
 from ..symbolic import TAU, X
 from ..symbolic._family import FAMILY_MOMENTS, Family, get_family
 from ._coefficients import DEQ_KEYS, LAYER_KEYS, DEQCoefficients, _layer_function, deq_coefficients
+from ._design_search import (
+    CLOSED_UNITS,
+    FLOAT_UNIT,
+    OutOfBudget,
+    SearchBudget,
+    multistart,
+    precision_factor,
+    refine,
+)
+from ._design_search import expand as _expand
+from ._design_search import jacobian as _jacobian
+from ._design_search import nullity as _nullity
+from ._design_search import solve_lm as _solve_lm
 from ._fixed_point import center_moments
 from ._printer import compile_function
 from ._problem import MAX_LAYERS, DEQProblem
@@ -112,11 +127,22 @@ class Design:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
-class _FamilyEvaluator:
-    """Moments of the family at (τ, θ): compiled closed forms, or panel quadrature."""
+#: largest layer scale τ at which a family's moments are taken by quadrature (the accepted τ0
+#: goes to 100; a matched layer has τ of order one)
+MAX_QUADRATURE_TAU = 150
 
-    def __init__(self, fam: Family) -> None:
+
+class _FamilyEvaluator:
+    """Moments of the family at (τ, θ): compiled closed forms, or panel quadrature.
+
+    Every evaluation is charged to ``budget`` (work units, :mod:`._design_search`); the last
+    few are remembered, so a Jacobian column that moves only a later layer's parameters does
+    not recompute the earlier layers (the same numbers, computed once).
+    """
+
+    def __init__(self, fam: Family, budget: SearchBudget | None = None) -> None:
         self.fam = fam
+        self.budget = budget if budget is not None else SearchBudget(math.inf)
         closed = fam.closed_moments
         args = [TAU, *fam.params]
         self.closed = (
@@ -129,19 +155,45 @@ class _FamilyEvaluator:
             for p in fam.pieces
         ]
         self.kinks = [compile_function("fam_kink", list(fam.params), [k]) for k in fam.kinks]
+        self._memo: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def nodes(self, ctx: Any, tau: Any, theta: Sequence[Any]) -> int:
+        """Quadrature nodes of one evaluation (0 for closed forms)."""
+        if self.closed is not None:
+            return 0
+        kinks = [k(ctx, *theta)[0] for k in self.kinks]
+        return sum(len(p.nodes) for p in panels(ctx, tau, kinks, ctx.dps))
 
     def __call__(self, ctx: Any, tau: Any, theta: Sequence[Any]) -> dict[str, Any]:
+        key = (id(ctx), ctx.prec, tau, *theta)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        out = self._evaluate(ctx, tau, theta)
+        if len(self._memo) >= 64:
+            self._memo.clear()
+        self._memo[key] = out
+        return out
+
+    def _evaluate(self, ctx: Any, tau: Any, theta: Sequence[Any]) -> dict[str, Any]:
+        unit = FLOAT_UNIT if ctx is mpmath.fp else precision_factor(ctx)
         if self.closed is not None:
+            self.budget.spend(unit * CLOSED_UNITS)
             return dict(
                 zip(
                     FAMILY_MOMENTS, (ctx.mpf(v) for v in self.closed(ctx, tau, *theta)), strict=True
                 )
             )
+        if not abs(tau) <= MAX_QUADRATURE_TAU:  # NaN too
+            # the panels narrow as 1/τ: a layer scale this far from the O(1) of a solution
+            # would cost ~35·τ panels; the trial point is rejected, like a singular one
+            raise ValueError(f"layer scale τ = {float(tau):.3g} beyond {MAX_QUADRATURE_TAU}")
         kinks = [k(ctx, *theta)[0] for k in self.kinks]
         a = [ctx.zero] * 3
         b = [ctx.zero] * 3
         c = ctx.zero
         for panel in panels(ctx, tau, kinks, ctx.dps):
+            self.budget.spend(unit * len(panel.nodes))
             f = self.pieces[panel.piece]
             for xi, w in zip(panel.nodes, panel.weights, strict=True):
                 phi, d = f(ctx, tau * xi, *theta)
@@ -181,133 +233,6 @@ def _enn(
         out = dict(zip(keys, vals, strict=True))
         prev = {k + "_prev": v for k, v in out.items()}
     return out
-
-
-def _solve_lm(
-    ctx: Any,
-    residual: Callable[[list[Any]], list[Any]],
-    x0: list[Any],
-    tol: Any,
-    max_iter: int = 200,
-) -> tuple[list[Any], Any]:
-    """Levenberg–Marquardt with a central-difference Jacobian (square or overdetermined)."""
-    x = list(x0)
-    r = residual(x)
-    norm = ctx.norm(r)
-    lam = ctx.mpf("1e-3")
-    h = ctx.mpf(10) ** (-(ctx.dps // 3))
-    for _ in range(max_iter):
-        if norm < tol:
-            return x, norm
-        cols = []
-        for j in range(len(x)):
-            xp, xm = list(x), list(x)
-            step = h * max(1, abs(x[j]))
-            xp[j] += step
-            xm[j] -= step
-            rp, rm = residual(xp), residual(xm)
-            cols.append([(a - b) / (2 * step) for a, b in zip(rp, rm, strict=True)])
-        jac = ctx.matrix(len(r), len(x))
-        for j, col in enumerate(cols):
-            for i, v in enumerate(col):
-                jac[i, j] = v
-        jt = jac.T
-        jtj = jt * jac
-        g = jt * ctx.matrix(r)
-        improved = False
-        for _ in range(30):
-            a = jtj + lam * ctx.diag([max(jtj[i, i], ctx.mpf("1e-30")) for i in range(len(x))])
-            try:
-                delta = ctx.lu_solve(a, -g)
-            except ZeroDivisionError:
-                lam *= 10
-                continue
-            xn = [xi + delta[i] for i, xi in enumerate(x)]
-            try:
-                rn = residual(xn)
-            except (ValueError, ZeroDivisionError, OverflowError):
-                lam *= 10
-                continue
-            nn = ctx.norm(rn)
-            if nn < norm:
-                x, r, norm = xn, rn, nn
-                lam = max(lam / 10, ctx.mpf(10) ** (-ctx.dps))
-                improved = True
-                break
-            lam *= 10
-        if not improved:
-            break
-    return x, norm
-
-
-def _expand(flat_free: Sequence[Any], fixed: dict[int, Any], n: int) -> list[Any]:
-    it = iter(flat_free)
-    return [fixed[j] if j in fixed else next(it) for j in range(n)]
-
-
-def _multistart(
-    ctx: Any,
-    residual: Callable[[list[Any]], list[Any]],
-    n: int,
-    fixed: dict[int, Any],
-    sample: Callable[[], list[float]],
-    layers: int,
-    starts: int,
-    tol: Any,
-    dps: int,
-    progress: Callable[[str], None] | None = None,
-    label: str = "search",
-) -> list[tuple[list[Any], Any]]:
-    """Every distinct solution (full parameter vector, residual norm) from ``starts`` starts."""
-
-    def r_free(free: list[Any]) -> list[Any]:
-        return residual(_expand(free, fixed, n))
-
-    found: list[tuple[list[Any], Any]] = []
-    for i in range(starts):
-        if progress is not None:
-            progress(f"{label}: multi-start {i + 1}/{starts} ({len(found)} solution(s) so far)")
-        x0 = [ctx.mpf(t) for l in range(layers) for t in sample()]
-        free0 = [x for j, x in enumerate(x0) if j not in fixed]
-        try:
-            free, norm = _solve_lm(ctx, r_free, free0, tol)
-        except (ValueError, ZeroDivisionError, OverflowError):
-            continue
-        if norm >= ctx.mpf(10) ** (-(dps - 5)):
-            continue
-        x = _expand(free, fixed, n)
-        if any(
-            ctx.norm([a - b for a, b in zip(x, y, strict=True)]) <= ctx.mpf("1e-8") * ctx.norm(x)
-            for y, _ in found
-        ):
-            continue
-        found.append((x, norm))
-    return found
-
-
-def _nullity(
-    ctx: Any, residual: Callable[[list[Any]], list[Any]], x: list[Any]
-) -> tuple[int, list[int]]:
-    """Dimension k of the solution set through x, and k coordinates transversal to it to fix."""
-    h = ctx.mpf(10) ** (-(ctx.dps // 3))
-    jac = ctx.matrix(len(residual(x)), len(x))
-    for j in range(len(x)):
-        xp, xm = list(x), list(x)
-        xp[j] += h
-        xm[j] -= h
-        for i, (a, b) in enumerate(zip(residual(xp), residual(xm), strict=True)):
-            jac[i, j] = (a - b) / (2 * h)
-    _, sv, vt = ctx.svd_r(jac, full_matrices=True)
-    top = max(abs(s) for s in sv)
-    rank = sum(1 for s in sv if abs(s) > top * ctx.mpf(10) ** (-(ctx.dps // 4)))
-    k = len(x) - rank
-    # null-space basis: the last k rows of Vᵀ; fix the coordinates it moves most (greedily)
-    null = [[vt[r, j] for j in range(len(x))] for r in range(len(x) - k, len(x))]
-    chosen: list[int] = []
-    for vec in null:
-        j = max((i for i in range(len(x)) if i not in chosen), key=lambda i: abs(vec[i]))
-        chosen.append(j)
-    return k, sorted(chosen)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -478,8 +403,37 @@ def _canonical(
     return best[1], best[2]
 
 
+def _estimate_work(
+    ev: _FamilyEvaluator,
+    ctx: Any,
+    dps: int,
+    tau0: sp.Rational,
+    layers: int,
+    npar: int,
+    starts: int,
+) -> float:
+    """Work units a design typically spends (:mod:`._design_search`), from the node counts of
+    one evaluation in float64, at the working precision and at the polish's: ~25 float64 LM
+    iterations and a few precise steps per start, 12 probes, a polish of ~4 solutions."""
+    hi = mpmath.MPContext()
+    hi.dps = dps + 25
+    theta = [1] * npar
+
+    def per_eval(c: Any, unit: float) -> float:
+        tau = c.mpf(tau0.p) / tau0.q
+        nodes = ev.nodes(c, tau, [c.mpf(t) for t in theta]) if ev.closed is None else CLOSED_UNITS
+        return layers * unit * nodes * precision_factor(c)
+
+    e_fp, e_mp, e_hi = per_eval(mpmath.fp, FLOAT_UNIT), per_eval(ctx, 1.0), per_eval(hi, 1.0)
+    free = layers * npar
+    runs = min(starts, 4) + (starts if starts > 4 else 0)
+    per_start = 25 * (2 * free + 1) * e_fp + (2 * free + 5) * e_mp
+    return runs * per_start + 12 * e_mp + 4 * (2 * free + 4) * e_hi
+
+
 #: multi-start count: each start is a Levenberg–Marquardt solve at dps+10 (docs/limits.md)
 MAX_STARTS = 200
+MAX_SEED = 2**63 - 1
 
 
 def design_enn(
@@ -557,12 +511,40 @@ def design_enn(
         raise BudgetExceeded(
             f"starts={starts!r}: choose 1 to {MAX_STARTS} multi-starts (docs/limits.md)."
         )
+    seed = bounded_int(seed, "seed", 0, MAX_SEED, fix="a seed is a non-negative integer")
+    fam = get_family(family)  # refused before the DEQ is solved
+    budget = SearchBudget()
+    try:
+        return _design(
+            deq_activation, fam, layers=layers, kernel=kernel, sigma_a2=sigma_a2,
+            sigma_b2=sigma_b2, tau0=tau0, dps=dps, trainable=trainable, starts=starts, seed=seed,
+            progress=progress, budget=budget,
+        )  # fmt: skip
+    except OutOfBudget:
+        raise budget.exceeded(f"the design of the {fam.name!r} ENN") from None
+
+
+def _design(
+    deq_activation: str | DEQProblem | DEQCoefficients,
+    fam: Family,
+    *,
+    layers: int | None,
+    kernel: str,
+    sigma_a2: Any,
+    sigma_b2: Any,
+    tau0: Any,
+    dps: int,
+    trainable: Sequence[str],
+    starts: int,
+    seed: int,
+    progress: Callable[[str], None] | None,
+    budget: SearchBudget,
+) -> Design:
     if isinstance(deq_activation, DEQCoefficients):
         deq = deq_activation
     else:
         deq = deq_coefficients(deq_activation, sigma_a2, sigma_b2, tau0, dps, trainable=trainable)
     dps, trainable = deq.dps, deq.trainable
-    fam = get_family(family)
     v = deq.values
     with mpmath.workdps(dps + 10):
         a2, a3 = v["alpha_2"].value, v["alpha_3"].value
@@ -583,7 +565,7 @@ def design_enn(
             f"≠ α*₃/2 = {mpmath.nstr(a3 / 2, 12)}; use --layers 2."
         )
     input_trainable = "B" in trainable
-    ev = _FamilyEvaluator(fam)
+    ev = _FamilyEvaluator(fam, budget)
     npar = len(fam.params)
     if kernel == "ck":
         names = ("tau_sq", "alpha_1", "alpha_2", "alpha_3")
@@ -621,9 +603,18 @@ def design_enn(
                 return theta
         raise NoConvergence("could not sample parameters satisfying the family's constraints.")
 
-    # Which equations are identically satisfied (e.g. α̃₂ = α̃₃ = 0 for an odd family vs an odd φ)?
     ctx = mpmath.MPContext()
     ctx.dps = dps + 10
+    estimate = _estimate_work(ev, ctx, dps, deq.tau0, layers, npar, starts)
+    budget.refuse(
+        f"the design ({layers} layer(s) of {fam.name!r}, dps={dps}, starts={starts})", estimate
+    )
+    if progress is not None:
+        progress(
+            f"budget: {budget.limit:,.0f} work units (one unit: the family at one quadrature node "
+            f"at {ctx.dps} digits); this design needs about {estimate:,.0f}"
+        )
+    # Which equations are identically satisfied (e.g. α̃₂ = α̃₃ = 0 for an odd family vs an odd φ)?
     probe_vals = []
     for _ in range(12):
         try:
@@ -651,15 +642,23 @@ def design_enn(
     equations = tuple(f"enn.{names[i]} = deq.{names[i]}" for i in active)
     scale = [abs(t) if t != 0 else ctx.one for t in targets]
 
+    # the constraints (c > 0, a − b > 0), compiled: SymPy's subs per residual cost more than
+    # the closed-form moments themselves; the sign of a difference is exact in any precision
+    constraints = (
+        compile_function("fam_constraints", list(fam.params), list(fam.constraints))
+        if fam.constraints
+        else None
+    )
+
     def residual_in(c: Any) -> Callable[[list[Any]], list[Any]]:
         tgt = [c.mpf(t) for t in targets]
         sc = [c.mpf(s) for s in scale]
 
         def r(flat: list[Any]) -> list[Any]:
-            for l in range(layers):
-                sub = {p: flat[l * npar + j] for j, p in enumerate(fam.params)}
-                if any(cn.subs(sub) <= 0 for cn in fam.constraints):
-                    raise ValueError("constraint")
+            if constraints is not None:
+                for l in range(layers):
+                    if any(v <= 0 for v in constraints(c, *flat[l * npar : (l + 1) * npar])):
+                        raise ValueError("constraint")
             try:
                 vals = enn_values(c, flat)
             except TypeError as e:  # a complex moment (sqrt/log of a negative): not a solution
@@ -672,9 +671,9 @@ def design_enn(
 
     tol = ctx.mpf(10) ** (-(dps + 5))
     fixed: dict[int, Any] = {}
-    found = _multistart(
-        ctx, residual_in(ctx), layers * npar, fixed, sample, layers, min(starts, 4), tol, dps,
-        progress, "probe",
+    found = multistart(
+        ctx, residual_in, layers * npar, fixed, sample, layers, min(starts, 4), tol, dps,
+        progress, "probe", precise_first=True,
     )  # fmt: skip
     # A family with a scaling symmetry (leaky ReLU is positively homogeneous: scaling one layer
     # up and the next down changes nothing) has a continuum of solutions; fix the degenerate
@@ -693,15 +692,15 @@ def design_enn(
                 )
                 for j in fix_idx
             }
-            found = _multistart(
-                ctx, residual_in(ctx), layers * npar, fixed, sample, layers, starts, tol, dps,
+            found = multistart(
+                ctx, residual_in, layers * npar, fixed, sample, layers, starts, tol, dps,
                 progress, f"search with {len(fixed)} parameter(s) fixed",
             )  # fmt: skip
             if found:
                 break
     elif starts > 4:
-        found = _multistart(
-            ctx, residual_in(ctx), layers * npar, fixed, sample, layers, starts, tol, dps,
+        found = multistart(
+            ctx, residual_in, layers * npar, fixed, sample, layers, starts, tol, dps,
             progress, "search",
         )  # fmt: skip
     if not found:
@@ -719,10 +718,27 @@ def design_enn(
     def r_hi_free(free: list[Any]) -> list[Any]:
         return r_hi(_expand(free, fixed_hi, n_all))
 
+    r_fp = residual_in(mpmath.fp)
+    fixed_fp = {j: float(v) for j, v in fixed.items()}
+
+    def r_fp_free(free: list[Any]) -> list[Any]:
+        return r_fp(_expand(free, fixed_fp, n_all))
+
     polished = []
     for x, _ in sorted(found, key=lambda s: [float(t) for t in s[0]]):
         free0 = [hi.mpf(t) for j, t in enumerate(x) if j not in fixed]
-        free_h, nh = _solve_lm(hi, r_hi_free, free0, hi.mpf(10) ** (-(dps + 22)))
+        # from a solution good to ~10^-(dps+5): Newton's chord steps with a float64 Jacobian
+        # gain ~10 digits each (Levenberg–Marquardt if they do not)
+        try:
+            near = [float(t) for t in free0]
+            jac = _jacobian(mpmath.fp, r_fp_free, near, len(r_fp_free(near)))
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+            jac = None
+        tol_hi = hi.mpf(10) ** (-(dps + 22))
+        if jac is None:
+            free_h, nh = _solve_lm(hi, r_hi_free, free0, tol_hi, lam0="1e-12")
+        else:
+            free_h, nh = refine(hi, r_hi_free, free0, tol_hi, jac)
         polished.append((x, _expand(free_h, fixed_hi, n_all), nh))
 
     # Symmetries of the matching equations, tested at the first solution (and a random point).

@@ -55,7 +55,8 @@ from sympy.functions.elementary.trigonometric import TrigonometricFunction
 from sympy.integrals.manualintegrate import manualintegrate
 from sympy.integrals.rationaltools import ratint
 
-from .._errors import DerivationError, InvalidArgument
+from .._errors import BudgetExceeded, DerivationError, InvalidArgument
+from .._untrusted import exact_fraction, shown
 from ._cache import cached
 from ._parser import parse_expression_with_parameters
 
@@ -207,25 +208,35 @@ def parse_parametrization(
     return expr, theta
 
 
+#: |θ(0)| accepted: the derivation is exact at any size, but --check runs float64 gradient
+#: descent from θ(0), and a parametrization's scale is O(1) in every use of interest
+MAX_INIT = 10**6
+#: digits of one value of θ(0) (exact rationals; SymPy's work grows with their size)
+MAX_INIT_DIGITS = 60
+
+
 def _number(value: Any, what: str) -> sp.Rational:
-    if isinstance(value, bool):
-        raise InvalidArgument(f"{what}={value!r} is not a number.")
     if isinstance(value, sp.Rational):
-        return value
-    if isinstance(value, (numbers.Integral, fractions.Fraction)):
-        f = fractions.Fraction(value)
-        return sp.Rational(f.numerator, f.denominator)
-    if isinstance(value, float):
-        value = repr(value)  # 0.5 → "0.5": the decimal the user wrote, not the binary double
-    if isinstance(value, str):
-        try:
-            f = fractions.Fraction(value.strip())
-        except (ValueError, ZeroDivisionError):
-            raise InvalidArgument(f"{what}={value!r} is not a number like 0.5 or 1/2.") from None
-        if abs(f.numerator).bit_length() > 200 or f.denominator.bit_length() > 200:
-            raise InvalidArgument(f"{what}={value!r} has too many digits.")
-        return sp.Rational(f.numerator, f.denominator)
-    raise InvalidArgument(f"{what}={value!r} is not a number.")
+        value = fractions.Fraction(int(value.p), int(value.q))
+    if isinstance(value, fractions.Fraction):
+        f = value
+        if max(abs(f.numerator), f.denominator).bit_length() > 200:
+            raise BudgetExceeded(f"{what}={shown(value)} has too many digits.")
+    else:
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            value = int(value)
+        f = exact_fraction(
+            value,
+            what,
+            max_digits=MAX_INIT_DIGITS,
+            fix="write a decimal like 0.5 or a fraction like 1/2 (one per parameter: 1,0.25)",
+        )
+    if abs(f) > MAX_INIT:
+        raise InvalidArgument(
+            f"{what}={shown(value)}: |θ(0)| must be at most {MAX_INIT} (an initialisation of a "
+            "parametrization is a number of order one)."
+        )
+    return sp.Rational(f.numerator, f.denominator)
 
 
 def parse_init(value: Any, n_parameters: int) -> tuple[sp.Rational, ...]:
@@ -413,14 +424,17 @@ def _one_parameter(
     T = sp.Dummy("T")
     for atom in sorted(g.atoms(sp.Function), key=sp.count_ops):
         outer = g.subs(atom, T)
-        if w in outer.free_symbols or sp.degree(outer, T) != 1:
+        # exp(exp(w)) with atom exp(w) gives exp(T): not a polynomial in T, so no affine map
+        if w in outer.free_symbols or not outer.is_polynomial(T) or sp.degree(outer, T) != 1:
             continue
         (inner_value,) = sp.solve(outer - beta, T)
         direct = gp.subs(atom, inner_value)
         if w not in direct.free_symbols:
             return beta, _compact_h(direct**2, g), domain, invariants
     try:
-        branches = sp.solve(sp.Eq(beta, g), w, dict=False)
+        # check=False: SymPy's own check simplifies each candidate without bound (minutes for
+        # tanh(tanh(w))); every branch is checked numerically below instead
+        branches = sp.solve(sp.Eq(beta, g), w, dict=False, check=False)
     except (NotImplementedError, ValueError, TypeError):
         branches = []
     points = _sample_points(domain, beta0)
@@ -572,7 +586,9 @@ def _two_parameters(
     beta0 = _simplify(g.subs(at0))
     c_value: sp.Expr = c if sign != 0 else sp.S.Zero
     try:
-        branches = sp.solve([beta - g, c_value - xi], list(theta), dict=True)
+        # check=False: SymPy's check runs powsimp without bound (sqrt(u)*w); the branch is
+        # checked numerically at the initialisation below, and ψ''·h = 1 after
+        branches = sp.solve([beta - g, c_value - xi], list(theta), dict=True, check=False)
     except (NotImplementedError, ValueError, TypeError):
         branches = []
     h: sp.Expr | None = None
@@ -739,6 +755,34 @@ def _derive(
     )
 
 
+#: what the derivation handles, for the message when SymPy cannot take one of its steps
+SUPPORTED = (
+    "supported: one parameter β = g(w), smooth and strictly monotone between finitely many "
+    "critical points and invertible in closed form (1/(1-w), tanh(w), exp(w), w**3 + w, "
+    "log(1 + exp(w))), or two parameters built from + - * / and rational powers (u/(1-w), "
+    "u**2-v**2)"
+)
+
+
+def _derive_or_explain(
+    g: sp.Expr, theta: tuple[sp.Symbol, ...], theta0: tuple[sp.Rational, ...]
+) -> BiasDerivation:
+    """:func:`_derive`, with SymPy's own failures on a parametrization outside the method
+    (a polynomial step on a non-polynomial, an unimplemented solve or limit) named as a
+    :class:`DerivationError` that says what is supported."""
+    try:
+        return _derive(g, theta, theta0)
+    except DerivationError as e:
+        if "supported:" in str(e):
+            raise
+        raise DerivationError(f"{e} ({SUPPORTED}).") from None
+    except (sp.polys.polyerrors.BasePolynomialError, NotImplementedError, RecursionError) as e:
+        raise DerivationError(
+            f"the implicit-bias derivation cannot handle β = {g}: SymPy's "
+            f"{type(e).__name__} in one of its steps; {SUPPORTED}."
+        ) from None
+
+
 def derive_bias(
     expression: str | sp.Expr,
     parameters: Sequence[str] | None = None,
@@ -792,7 +836,7 @@ def derive_bias(
     return cached(
         "bias",
         request,
-        lambda: _derive(g, theta, theta0),
+        lambda: _derive_or_explain(g, theta, theta0),
         BiasDerivation,
         symbols=_entry_symbols(theta),
     )

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Mapping, Sequence
 
 import sympy as sp
 
-from .._errors import InvalidArgument, ParseError, UnknownActivation
+from .._errors import BudgetExceeded, InvalidArgument, ParseError, UnknownActivation
+from .._untrusted import shown
 from ._activation import Activation, Piece, X, exact, library_activation
 from ._expectation import MOMENTS, TAU, XI, _closed_exp_poly
 
@@ -116,19 +118,51 @@ def _polynomial(degree: int) -> Family:
 FAMILIES = ("hard_tanh", "leaky_relu", "polynomial2", "polynomial3")
 
 
+#: parameters one layer of a family may have (polynomial8 has 8); each is an unknown of the
+#: design's root search in every layer, and a layer's symmetry test tries 2^k sign flips
+MAX_FAMILY_PARAMETERS = 8
+#: characters of a family's text (the parser's own limit on expressions is lower)
+MAX_FAMILY_LENGTH = 400
+MAX_POLYNOMIAL_DEGREE = 8
+_POLYNOMIAL = re.compile(r"polynomial([0-9]+)")
+
+
 def get_family(spec: str) -> Family:
     """A named family (``hard_tanh``, ``leaky_relu``, ``polynomialD``) or an expression in x
-    whose other names are parameters, e.g. ``"a*tanh(b*x)"`` (smooth, no kinks)."""
+    whose other names are parameters, e.g. ``"a*tanh(b*x)"`` (smooth, no kinks).
+
+    ``spec`` is untrusted text: a non-string, an over-long text, a degree written with other
+    than ASCII digits (``polynomial²``), a family without ``x`` or with more than
+    :data:`MAX_FAMILY_PARAMETERS` parameters is refused with a named error before any work.
+    """
+    if not isinstance(spec, str):
+        raise InvalidArgument(
+            f"family {shown(spec)} has type {type(spec).__name__}, not text; give a library family "
+            f"({', '.join(FAMILIES)}) or an expression such as 'a*tanh(b*x)'."
+        )
+    if len(spec) > MAX_FAMILY_LENGTH:
+        raise BudgetExceeded(
+            f"family {shown(spec)} is {len(spec)} characters long (at most {MAX_FAMILY_LENGTH}); "
+            "write a shorter expression."
+        )
     spec = spec.strip()
     if spec == "hard_tanh":
         return _hard_tanh()
     if spec in ("leaky_relu", "l_relu", "lrelu"):
         return _leaky_relu()
-    if spec.startswith("polynomial") and spec[len("polynomial") :].isdigit():
-        degree = int(spec[len("polynomial") :])
-        if not 1 <= degree <= 8:
-            raise InvalidArgument(f"polynomial degree must be 1..8, got {degree}.")
-        return _polynomial(degree)
+    rest = spec[len("polynomial") :] if spec.startswith("polynomial") else ""
+    if rest[:1].isnumeric():  # 'polynomial3'; '²' and '②' are numeric too, but not degrees
+        degree = _POLYNOMIAL.fullmatch(spec)
+        if degree is None or len(degree.group(1)) > 3:
+            raise InvalidArgument(
+                f"family {shown(spec)}: a polynomial family is 'polynomial' and its degree in "
+                f"ASCII digits, 1 to {MAX_POLYNOMIAL_DEGREE} (e.g. polynomial3)."
+            )
+        if not 1 <= int(degree.group(1)) <= MAX_POLYNOMIAL_DEGREE:
+            raise InvalidArgument(
+                f"polynomial degree must be 1..{MAX_POLYNOMIAL_DEGREE}, got {degree.group(1)}."
+            )
+        return _polynomial(int(degree.group(1)))
     from ._parser import parse_expression_with_parameters
 
     expr, params = parse_expression_with_parameters(spec)
@@ -147,7 +181,12 @@ def get_family(spec: str) -> Family:
         )
     if not params:
         raise ParseError(f"family {spec!r} has no parameters; name them, e.g. 'a*tanh(b*x)'.")
-    probe = Activation(spec, expr.subs({p: sp.Rational(1, 3) + i for i, p in enumerate(params)}))
+    if len(params) > MAX_FAMILY_PARAMETERS:
+        raise BudgetExceeded(
+            f"family {spec!r} has {len(params)} parameters; at most {MAX_FAMILY_PARAMETERS} per "
+            "layer are searched (each is an unknown of the root search in every layer)."
+        )
+    probe = Activation("probe", expr.subs({p: sp.Rational(1, 3) + i for i, p in enumerate(params)}))
     if probe.kinks:
         raise InvalidArgument(
             f"family {spec!r} has kinks; only the built-in families hard_tanh and leaky_relu may have kinks."

@@ -24,7 +24,13 @@ import sympy as sp
 import torch
 
 from .._errors import InvalidArgument, NoConvergence
-from ..numeric._bias import BiasLimit, minimum_norm_interpolant, predicted_limit, relative_gap
+from ..numeric._bias import (
+    BiasLimit,
+    check_sizes,
+    minimum_norm_interpolant,
+    predicted_limit,
+    relative_gap,
+)
 from ..numeric._printer import array_function
 from ..symbolic._bias import BiasDerivation
 
@@ -40,6 +46,13 @@ __all__ = [
 ]
 
 PLANTED = ("sparse", "dense")
+#: floating-point operations the gradient-descent runs of one check may spend: ~40 s on one
+#: core at ~5 GFLOP/s, ~350 000 steps at d = 100 where the default check needs at most
+#: 124 000 (1/(1-w), u/(1-w), u**2-v**2, tanh(w) measured); past it a run is reported
+#: unconverged, the check fails (exit 1) instead of running on (docs/limits.md)
+GD_FLOPS = 2 * 10**11
+#: one step's fixed cost (a dozen small torch kernels, ~100 µs), in flops
+STEP_OVERHEAD_FLOPS = 5 * 10**5
 
 
 def resolve_device(device: str | None) -> torch.device:
@@ -113,7 +126,8 @@ def make_problem(
 def _torch_functions(
     derivation: BiasDerivation,
 ) -> tuple[Callable[..., torch.Tensor], tuple[Callable[..., torch.Tensor], ...]]:
-    """g and ∂g/∂θ_p as elementwise torch functions (code printed from SymPy, not user text)."""
+    """g and ∂g/∂θ_p as elementwise torch functions (code printed from SymPy, not user text;
+    the printer names the arguments itself, so a parameter called ``torch`` shadows nothing)."""
     theta = derivation.parameters
     g = array_function(theta, derivation.expression, modules="torch")
     grads = tuple(
@@ -158,7 +172,8 @@ def gradient_descent(
       X, y: the data, float64.
       step_sizes: learning rates η, one run each.
       tol: relative residual at which a run has interpolated. Keyword-only.
-      max_steps: cap; a run that has not interpolated by then is reported unconverged.
+      max_steps: cap; a run that has not interpolated by then is reported unconverged.  It is
+        lowered so that the runs together stay within :data:`GD_FLOPS`.
       device: "auto" (default), "cpu" or "cuda".
       record: about how many points of the path to keep (for plots, sign checks).
       check_every: steps between convergence checks.
@@ -166,6 +181,12 @@ def gradient_descent(
     lrs = [float(s) for s in step_sizes]
     if not lrs or any(not (s > 0 and math.isfinite(s)) for s in lrs):
         raise InvalidArgument(f"step_sizes={list(step_sizes)!r} must be positive and finite.")
+    # The time budget: a run stops unconverged (and says so) after GD_FLOPS of work, however
+    # small the step; each step costs ~2·K·d·min(d, 2N) flops (the Gram or the two products)
+    # plus a dozen tiny kernel launches, counted as STEP_OVERHEAD_FLOPS.
+    n_rows, dim = np.shape(X)
+    per_step = 2 * len(lrs) * dim * min(dim, 2 * n_rows) + STEP_OVERHEAD_FLOPS
+    max_steps = max(1, min(max_steps, int(GD_FLOPS // per_step)))
     dev = resolve_device(device)
     if dev.type != "cpu":
         return _descend(derivation, X, y, lrs, tol, max_steps, dev, record, check_every)
@@ -342,6 +363,8 @@ def check_bias(
     """
     if not (0 < tolerance < 1):
         raise InvalidArgument(f"tolerance={tolerance!r} must lie in (0, 1).")
+    count = len(tuple(step_sizes)) if step_sizes is not None else 4
+    check_sizes(n, d, step_sizes=count, dps=dps, derivation=derivation)  # before any work
     problem = make_problem(derivation, n=n, d=d, seed=seed, planted=planted)
     limit = predicted_limit(derivation, problem.X, problem.y, dps=dps)
     beta_hat = limit.as_array()

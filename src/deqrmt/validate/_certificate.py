@@ -16,18 +16,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import sympy as sp
 import torch
 
-from .._errors import InvalidArgument
 from ._bivariate import bivariate, diagonal_moments
 from ._compare import loglog_slope, relative_spectral_error
 from ._data import paper_mixture
+from ._design_file import DesignFile, check_certificate_sizes, check_design
 from ._exact import exact_kernels
 from ._experiment import enn_features
 from ._pointwise import CenteredActivation
 
-__all__ = ["explicit_exact_kernels", "CertificateResult", "certify_design"]
+__all__ = ["CertificateResult", "certify_design", "explicit_exact_kernels"]
 
 
 def explicit_exact_kernels(
@@ -76,15 +75,10 @@ class CertificateResult:
         return json.dumps(self.to_dict(), indent=2)
 
 
-def _acts_from_design(
-    design: dict[str, Any], tau0: str
-) -> tuple[list[Any], list[CenteredActivation]]:
+def _acts_from_design(design: DesignFile, tau0: str) -> tuple[list[Any], list[CenteredActivation]]:
     from ..numeric import explicit_coefficients
-    from ..symbolic._family import get_family
 
-    fam = get_family(design["setting"]["family"])
-    sol = design["solutions"][0]
-    acts = [fam.instantiate([sp.Rational(v) for v in layer.values()]) for layer in sol["params"]]
+    acts = [design.family.instantiate(list(values)) for values in design.layers]
     coeffs = explicit_coefficients(acts, tau0=tau0, dps=20)
     centered = [
         CenteredActivation.from_activation(a, float(layer["center"].value))
@@ -95,7 +89,7 @@ def _acts_from_design(
 
 def certify_design(
     deq: str,
-    design: dict[str, Any],
+    design: dict[str, Any] | DesignFile,
     *,
     ns: Sequence[int] = (256, 512, 1024),
     ratio: float = 0.8,
@@ -105,18 +99,19 @@ def certify_design(
 ) -> CertificateResult:
     """Compare the DEQ's exact kernel with the designed ENN's (exact, MC) and a naive ENN's.
 
-    ``design`` is the JSON object printed by ``deqrmt design --json``.  Kernel: the design's
+    ``design`` is the JSON object printed by ``deqrmt design --json`` (checked field by field
+    by :func:`check_design`), and the sizes by :func:`check_certificate_sizes`, before any work.  Kernel: the design's
     (``ck``: G* vs Σ^{(L)}; ``ntk``: K* vs Θ^{(L)} with the ENN's input layer fixed when the DEQ's
     B is, as in the design).
     """
     from ..numeric import deq_coefficients, explicit_coefficients
     from ..symbolic import get_activation
 
-    kernel = design["setting"]["kernel"]
-    if kernel not in ("ck", "ntk"):
-        raise InvalidArgument(f"design kernel must be ck or ntk, got {kernel!r}.")
-    sa2 = design["setting"]["sigma_a2"]
-    input_trainable = bool(design["setting"].get("enn_input_layer_trainable", False))
+    spec = design if isinstance(design, DesignFile) else check_design(design)
+    check_certificate_sizes(ns, ratio, m, seed, spec.kernel)
+    kernel = spec.kernel
+    sa2 = spec.sigma_a2
+    input_trainable = spec.input_layer_trainable
     rng = np.random.default_rng(seed)
     runs = []
     for n in ns:
@@ -124,12 +119,12 @@ def certify_design(
         mix = paper_mixture(p)
         sample = mix.sample(n, rng)
         tau0 = f"{mix.tau0(n):.8f}"
-        coeffs = deq_coefficients(deq, sa2, design["setting"]["sigma_b2"], tau0, 20)
+        coeffs = deq_coefficients(deq, sa2, spec.sigma_b2, tau0, 20)
         phi = get_activation(deq)
         deq_act = CenteredActivation.from_activation(phi, float(coeffs.center))
         ex = exact_kernels(deq_act, sample.X, float(coeffs.sigma_a2), float(coeffs.sigma_b2))
         target = ex.G if kernel == "ck" else ex.K
-        _, enn_acts = _acts_from_design(design, tau0)
+        _, enn_acts = _acts_from_design(spec, tau0)
         naive = explicit_coefficients([phi] * len(enn_acts), tau0=tau0, dps=20)
         naive_acts = [
             CenteredActivation.from_activation(phi, float(layer["center"].value))
@@ -169,7 +164,7 @@ def certify_design(
     )
     inputs = {
         "deq": deq,
-        "design": design["setting"],
+        "design": spec.setting,
         "ns": list(ns),
         "ratio": ratio,
         "m": m,

@@ -268,36 +268,33 @@ def _mixture_laws(
 
 
 def _enn(
-    design: dict[str, Any], mix: GaussianMixture, n: int, sigma_a2: Any, sigma_b2: Any
+    design: Any, mix: GaussianMixture, n: int, sigma_a2: Any, sigma_b2: Any
 ) -> tuple[Any, Any, str, bool]:
-    """A ``deqrmt design --json`` design at this data's τ0: (activations, their explicit
-    coefficients, the design's kernel, whether its input layer is trained)."""
-    import sympy as sp
-
+    """A ``deqrmt design --json`` design (the JSON object or its checked
+    :class:`~deqrmt.validate._design_file.DesignFile`) at this data's τ0: (activations, their
+    explicit coefficients, the design's kernel, whether its input layer is trained)."""
     from ..numeric import explicit_coefficients
     from ..numeric._problem import exact_number
-    from ..symbolic._family import get_family
+    from ._design_file import DesignFile, check_design
 
-    setting = design["setting"]
-    for name, given in (("sigma_a2", sigma_a2), ("sigma_b2", sigma_b2)):
+    spec = design if isinstance(design, DesignFile) else check_design(design)
+    for name, given, ours in (
+        ("sigma_a2", sigma_a2, spec.sigma_a2),
+        ("sigma_b2", sigma_b2, spec.sigma_b2),
+    ):
         if given is None:
             continue
-        if exact_number(given, name) != exact_number(setting[name], name):
+        if exact_number(given, name) != exact_number(ours, name):
             raise InvalidArgument(
-                f"{name}={given} differs from the design's {setting[name]}; use the design's "
+                f"{name}={given} differs from the design's {ours}; use the design's "
                 "σ's, or design for these."
             )
-    fam = get_family(str(setting["family"]))
-    params = design["solutions"][0]["params"]
-    try:
-        acts = [fam.instantiate([sp.Rational(str(v)) for v in layer.values()]) for layer in params]
-    except (TypeError, ValueError, sp.SympifyError) as e:
-        raise InvalidArgument(f"the design's parameters are not numbers: {e}.") from None
-    trained = bool(setting.get("enn_input_layer_trainable", False))
+    acts = [spec.family.instantiate(list(values)) for values in spec.layers]
+    trained = spec.input_layer_trainable
     coef = explicit_coefficients(
         acts, tau0=repr(mix.tau0(n)), dps=15, input_layer_trainable=trained
     )
-    return acts, coef, str(setting["kernel"]), trained
+    return acts, coef, spec.kernel, trained
 
 
 def _enn_law(
