@@ -231,12 +231,6 @@ def test_design_family_cases_of_the_issue(
     _refused(*_run(capsys, "design", "--deq", "tanh", "--family", family), error)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    raises=SyntaxError,
-    reason="generated code names its variables itself: the printer fix on another branch "
-    "(wp-codegen); this passes once both are merged",
-)
 def test_design_family_with_a_parameter_named_ctx() -> None:
     """`ctx*tanh(b*x)`: the generated family code took ``ctx`` twice (SyntaxError, exit 70).
 
