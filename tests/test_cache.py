@@ -37,6 +37,7 @@ from deqrmt.symbolic._sphere import (
     derive_quadratic,
     derive_sphere,
 )
+from deqrmt.symbolic._symbols import PaperSymbol
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "deqrmt"
 
@@ -509,8 +510,9 @@ def test_derivation_read_back_from_disk_equals_the_built_one(cache: Path) -> Non
     from_disk = derive_deq.__wrapped__(trainable=("a", "A"))  # type: ignore[attr-defined]
     assert list(cache.glob("derive-deq-*.json"))
     assert from_disk == built
-    assert from_disk.m.mu[1] == sp.Symbol("mu1", real=True)
-    assert from_disk.m.sq == sp.Symbol("sq", positive=True)
+    # the formulas' own symbols (they print as LaTeX) come back as such, assumptions and all
+    assert from_disk.m.mu[1] == PaperSymbol("mu1", real=True) and from_disk.m.mu[1].is_real
+    assert from_disk.m.sq == PaperSymbol("sq", positive=True) and from_disk.m.sq.is_positive
 
 
 def test_unregistered_dataclass_is_refused() -> None:

@@ -14,7 +14,7 @@ import sympy as sp
 
 from deqrmt.cli import main
 from deqrmt.numeric import deq_coefficients, explicit_coefficients
-from deqrmt.symbolic import derive_deq, derive_layer
+from deqrmt.symbolic import SIGMA_A2, SIGMA_B2, derive_deq, derive_layer
 from deqrmt.symbolic._cache import cached
 from deqrmt.symbolic._latex import equations, latex_block
 
@@ -103,12 +103,12 @@ def test_trainable_sets_paper_ntk_is_a_A() -> None:
     """K* = G*/(1 − Ġ*) is the (a, A) limit: β*₁ = α*₁/D and κ*² = γ*²/(1 − σ_a² E[φ'²])."""
     f = derive_deq(trainable=("a", "A"))
     m = f.m
-    d = 1 - sp.Symbol("sigma_a2", positive=True) * m.mu[1] ** 2
+    d = 1 - SIGMA_A2 * m.mu[1] ** 2
     assert sp.simplify(f.beta[0] - f.alpha[0] / d) == 0
-    assert sp.simplify(f.kappa_sq - m.sq / (1 - sp.Symbol("sigma_a2", positive=True) * m.dsq)) == 0
+    assert sp.simplify(f.kappa_sq - m.sq / (1 - SIGMA_A2 * m.dsq)) == 0
     # adding B adds σ_b² XᵀX∘E[φ'φ']/(1 − Ġ): β₁ grows by σ_b² E[φ']²/D
     g = derive_deq(trainable=("a", "A", "B"))
-    sb2 = sp.Symbol("sigma_b2", positive=True)
+    sb2 = SIGMA_B2
     assert sp.simplify(g.beta[0] - f.beta[0] - sb2 * m.mu[1] ** 2 / d) == 0
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import html
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -36,6 +35,7 @@ from ..symbolic import (
     derive_layer,
     get_activations,
 )
+from . import _display
 from ._fixed_point import moments_at, scan_fixed_points, solve_tau
 from ._printer import compile_function
 from ._problem import MAX_LAYERS, DEQProblem, ProblemFields, check_dps, exact_number, in_range
@@ -118,17 +118,6 @@ def _verified_property(key: str) -> property:
 
     get.__doc__ = f"``{key}`` with its verified digits (a :class:`Verified`)."
     return property(get)
-
-
-#: how each key is written for people (Unicode) and in LaTeX
-SYMBOLS: dict[str, tuple[str, str]] = {
-    "tau_star": ("τ*", r"\tau_*"), "gamma_star": ("γ*", r"\gamma_*"),
-    "alpha_1": ("α*₁", r"\alpha_{*,1}"), "alpha_2": ("α*₂", r"\alpha_{*,2}"),
-    "alpha_3": ("α*₃", r"\alpha_{*,3}"), "alpha_4": ("α*₄", r"\alpha_{*,4}"),
-    "beta_1": ("β*₁", r"\beta_{*,1}"), "beta_2": ("β*₂", r"\beta_{*,2}"),
-    "beta_3": ("β*₃", r"\beta_{*,3}"), "kappa_star": ("κ*", r"\kappa_*"),
-    "center": ("c", "c"),
-}  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -244,25 +233,13 @@ class DEQCoefficients(ProblemFields):
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
-        cells = "".join(
-            f"<tr><td>{html.escape(SYMBOLS[k][0])}</td><td><code>{k}</code></td>"
-            f"<td style='text-align:left'><code>{self.values[k].text}</code></td>"
-            f"<td>{self.values[k].digits}</td></tr>"
-            for k in DEQ_KEYS
-            if k in self.values
-        )
-        notes = "".join(f"<p>{html.escape(_shown(n))}</p>" for n in self.notes)
-        return (
-            f"<p><b>DEQ coefficients</b> — {html.escape(self._setting())}</p>"
-            "<table><tr><th>symbol</th><th>key</th><th>verified value</th><th>digits</th></tr>"
-            f"{cells}</table>{notes}"
-        )
+        return _display.html(self)
 
     def _repr_latex_(self) -> str:
-        rows = " \\\\\n".join(
-            f"{SYMBOLS[k][1]} &= {self.values[k].text}" for k in DEQ_KEYS if k in self.values
-        )
-        return f"$$\\begin{{aligned}}\n{rows}\n\\end{{aligned}}$$"
+        return _display.latex(self)
+
+    def _repr_markdown_(self) -> str:
+        return _display.markdown(self)
 
 
 def _shown(text: str) -> str:
@@ -476,6 +453,15 @@ class ExplicitCoefficients:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def _repr_html_(self) -> str:
+        return _display.html(self)
+
+    def _repr_latex_(self) -> str:
+        return _display.latex(self)
+
+    def _repr_markdown_(self) -> str:
+        return _display.markdown(self)
 
 
 def _explicit_run(

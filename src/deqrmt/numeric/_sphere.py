@@ -49,6 +49,7 @@ from ..symbolic._sphere import (
     derive_quadratic,
     derive_sphere,
 )
+from . import _display
 from ._fixed_point import solve_tau
 from ._moments import evaluator_for
 from ._printer import compile_function
@@ -490,6 +491,15 @@ class SphereCoefficients:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def _repr_html_(self) -> str:
+        return _display.html(self)
+
+    def _repr_latex_(self) -> str:
+        return _display.latex(self)
+
+    def _repr_markdown_(self) -> str:
+        return _display.markdown(self)
 
 
 @functools.lru_cache(maxsize=2)

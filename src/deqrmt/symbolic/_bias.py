@@ -59,6 +59,7 @@ from .._errors import BudgetExceeded, DerivationError, InvalidArgument
 from .._untrusted import exact_fraction, shown
 from ._cache import cached
 from ._parser import parse_expression_with_parameters
+from ._symbols import PaperSymbol
 
 __all__ = [
     "BETA0",
@@ -70,7 +71,7 @@ __all__ = [
     "parse_parametrization",
 ]
 
-BETA0 = sp.Symbol("β0", real=True)
+BETA0 = PaperSymbol("β0", real=True)
 """β(0), the value of β at the initialisation, kept symbolic in `BiasDerivation.q`."""
 
 _S = sp.Symbol("s", real=True)  # integration variable of the quadrature representation
@@ -374,10 +375,10 @@ def _image(g: sp.Expr, w: sp.Symbol, interval: sp.Interval) -> sp.Interval:
 
 def _beta_symbol(domain: sp.Set) -> sp.Symbol:
     if isinstance(domain, sp.Interval) and domain.start >= 0:
-        return sp.Symbol("β", positive=True)
+        return PaperSymbol("β", positive=True)
     if isinstance(domain, sp.Interval) and domain.end <= 0:
-        return sp.Symbol("β", negative=True)
-    return sp.Symbol("β", real=True)
+        return PaperSymbol("β", negative=True)
+    return PaperSymbol("β", real=True)
 
 
 def _sample_points(domain: sp.Set, anchor: sp.Expr) -> list[sp.Expr]:
@@ -582,7 +583,7 @@ def _two_parameters(
     c = sp.Symbol("c", positive=True) if sign > 0 else sp.Symbol("c", negative=True)
     if sign == 0:
         c = sp.Symbol("c", real=True)
-    beta = sp.Symbol("β", real=True)
+    beta = PaperSymbol("β", real=True)
     beta0 = _simplify(g.subs(at0))
     c_value: sp.Expr = c if sign != 0 else sp.S.Zero
     try:
@@ -846,7 +847,8 @@ def _entry_symbols(theta: tuple[sp.Symbol, ...]) -> tuple[sp.Symbol, ...]:
     """Every symbol a "bias" entry for ``theta`` may hold (checked when read back): θ, β and
     the conserved value c with each sign assumption, β0, the quadrature variable."""
     signs = ({"positive": True}, {"negative": True}, {"real": True})
-    return (*theta, BETA0, _S, *(sp.Symbol(n, **a) for n in ("β", "c") for a in signs))
+    betas = (PaperSymbol("β", **a) for a in signs)
+    return (*theta, BETA0, _S, *betas, *(sp.Symbol("c", **a) for a in signs))
 
 
 # ---------------------------------------------------------------------------------------------

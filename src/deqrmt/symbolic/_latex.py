@@ -1,8 +1,11 @@
-r"""LaTeX of the derived formulas in the paper's notation, and a complete derivation document.
+r"""LaTeX of the derived formulas in the paper's notation; user text and numbers made safe for it.
 
 Every equation comes from :mod:`deqrmt.symbolic._recursion` (nothing is typed in): the derived
-SymPy expressions are printed with the moment symbols renamed to E[φ^{(k)}(τ_*ξ)] etc.  The
-document uses only packages in texlive-latex-base (amsmath, amssymb, geometry).
+SymPy expressions print their symbols as the paper writes them (:mod:`._symbols`), with the
+moments at each formula's own scale (E[φ^{(k)}(τ_*ξ)] for the DEQ).  No user text reaches LaTeX
+unescaped (:func:`tex_text`, :func:`tex_number`, :func:`expression_latex`); each value shown says
+what holds for it (:func:`value_status`: ``proven (Arb)`` or ``two evaluations agree``).  The
+whole derivation document for one activation is :mod:`._document`.
 """
 
 from __future__ import annotations
@@ -10,17 +13,61 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
 
 from .._errors import InvalidArgument
-from ._activation import Activation, X
-from ._expectation import TAU, moment_set
-from ._recursion import SIGMA_A2, SIGMA_B2, TAU0, derive_deq, derive_layer
+from .._text import escape_controls, to_ascii
+from ._recursion import derive_deq, derive_layer
+from ._symbols import SIGMA_A2, SIGMA_B2, TAU0, UNKNOWNS, moment_latex, paper_latex
 
-__all__ = ["natural_sign", "Equation", "TARGETS", "equations", "latex_block", "text_block", "derivation_document"]
+__all__ = [
+    "natural_sign", "Equation", "TARGETS", "equations", "latex_block", "text_block", "PROVEN", "AGREED", "value_status", "ShownValue", "SYMBOLS",
+    "MOMENT_SYMBOLS", "tex_text", "tex_number", "expression_latex",
+]  # fmt: skip
 
 TARGETS = ("deq-ck", "deq-ntk", "explicit-ck", "explicit-ntk", "sphere")
+
+#: what holds for a value shown: every digit proven by an Arb ball …
+PROVEN = "proven (Arb)"
+#: … or only the digits on which evaluations at two precisions agree
+AGREED = "two evaluations agree"
+
+
+def value_status(certified: bool) -> str:
+    """:data:`PROVEN` or :data:`AGREED`: what holds for one value shown."""
+    return PROVEN if certified else AGREED
+
+
+class ShownValue(Protocol):
+    """A value as results hold it (a :class:`~deqrmt.numeric.Verified`): its verified text and
+    whether an Arb ball proves it."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def certified(self) -> bool: ...
+
+
+#: a DEQ result's keys as people (Unicode) and LaTeX write them (ICML 2024, Theorems 1–2)
+SYMBOLS: dict[str, tuple[str, str]] = {
+    "tau_star": ("τ*", r"\tau_*"), "gamma_star": ("γ*", r"\gamma_*"),
+    "alpha_1": ("α*₁", r"\alpha_{*,1}"), "alpha_2": ("α*₂", r"\alpha_{*,2}"),
+    "alpha_3": ("α*₃", r"\alpha_{*,3}"), "alpha_4": ("α*₄", r"\alpha_{*,4}"),
+    "beta_1": ("β*₁", r"\beta_{*,1}"), "beta_2": ("β*₂", r"\beta_{*,2}"),
+    "beta_3": ("β*₃", r"\beta_{*,3}"), "kappa_star": ("κ*", r"\kappa_*"),
+    "center": ("c", "c"),
+}  # fmt: skip
+#: a DEQ result's moments (of the centered φ_c at τ*), keyed as in its ``moments``
+MOMENT_SYMBOLS: dict[str, tuple[str, str]] = {
+    "E_phi_prime": ("E[φ_c'(τ*ξ)]", r"\mathbb{E}[\phi_c'(\tau_*\xi)]"),
+    "E_phi_second": ("E[φ_c''(τ*ξ)]", r"\mathbb{E}[\phi_c''(\tau_*\xi)]"),
+    "E_phi_prime_sq": ("E[φ_c'(τ*ξ)²]", r"\mathbb{E}[\phi_c'(\tau_*\xi)^2]"),
+    "E_phi_sq_second": ("E[(φ_c²)''(τ*ξ)]", r"\mathbb{E}[(\phi_c^2)''(\tau_*\xi)]"),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +95,12 @@ def natural_sign(expr: sp.Expr) -> sp.Expr:
     sign, factors = sp.S.One, []
     for f in sp.Mul.make_args(den):
         base, exp = f.as_base_exp()
-        if isinstance(base, sp.Add) and base.as_coeff_add()[0].is_negative:
+        # the constant part: a number, or one in π (relu's 2π − σ_a² − …) that has a sign
+        if (
+            isinstance(base, sp.Add)
+            and base.free_symbols
+            and base.as_independent(*base.free_symbols)[0].is_negative
+        ):
             base = sp.expand(-base)
             if exp.is_integer and exp.is_odd:
                 sign = -sign
@@ -58,50 +110,23 @@ def natural_sign(expr: sp.Expr) -> sp.Expr:
     return sp.Mul(sign * num, sp.Pow(sp.Mul(*factors), -1))
 
 
-def _moment_names(at: str, fn: str = r"\phi") -> dict[str, str]:
-    e = r"\mathbb{E}"
-    return {
-        "mu1": rf"{e}[{fn}'({at}\xi)]",
-        "mu2": rf"{e}[{fn}''({at}\xi)]",
-        "mu3": rf"{e}[{fn}'''({at}\xi)]",
-        "sq": rf"{e}[{fn}^2({at}\xi)]",
-        "sq2": rf"{e}[({fn}^2)''({at}\xi)]",
-        "dsq": rf"{e}[{fn}'({at}\xi)^2]",
-    }
+def _own_names(symbols: Sequence[sp.Symbol]) -> dict[sp.Symbol, str]:
+    """The paper's LaTeX of ``symbols`` (:func:`text_block` lists what each one means)."""
+    return {s: tex for s in symbols if (tex := paper_latex(s.name)) is not None}
 
 
 def _deq_names() -> dict[sp.Symbol, str]:
-    names: dict[sp.Symbol, str] = {
-        SIGMA_A2: r"\sigma_a^2",
-        SIGMA_B2: r"\sigma_b^2",
-        TAU0: r"\tau_0",
+    """The DEQ's symbols, its moments at τ*."""
+    return {
+        **_own_names((SIGMA_A2, SIGMA_B2, TAU0, *UNKNOWNS.values())),
+        **moment_latex(r"\tau_*"),
     }
-    f = derive_deq()
-    moments = _moment_names(r"\tau_*")
-    for sym in (*f.m.mu, f.m.sq, f.m.sq2, f.m.dsq):
-        if sym.name in moments:
-            names[sym] = moments[sym.name]
-    for k in range(1, 5):
-        names[sp.Symbol(f"alpha_{k}")] = rf"\alpha_{{*,{k}}}"
-    for k in range(1, 4):
-        names[sp.Symbol(f"beta_{k}")] = rf"\beta_{{*,{k}}}"
-    return names
 
 
 def _layer_names() -> dict[sp.Symbol, str]:
-    f = derive_layer()
-    moments = _moment_names(r"\tilde\tau_{l-1}", r"\sigma_l")
-    names: dict[sp.Symbol, str] = {}
-    for sym in (*f.m.mu, f.m.sq, f.m.sq2, f.m.dsq):
-        if sym.name in moments:
-            names[sym] = moments[sym.name]
-    for key, sym in f.prev.items():
-        if key.startswith(("alpha", "beta")):
-            base, k = key.split("_")
-            names[sym] = rf"\tilde\{base}_{{l-1,{k}}}"
-        else:
-            names[sym] = rf"\tilde\{key}_{{l-1}}"
-    return names
+    """An explicit layer's symbols: the moments of σ_l at τ̃_{l−1}, the previous layer's values."""
+    prev = tuple(derive_layer().prev.values())
+    return {**_own_names(prev), **moment_latex(r"\tilde\tau_{l-1}", r"\sigma_l")}
 
 
 def equations(
@@ -156,7 +181,7 @@ def _sphere_equations() -> list[Equation]:
 
     f = sph.derive_sphere()
     names: dict[sp.Symbol, str] = {
-        SIGMA_A2: r"\sigma_a^2", SIGMA_B2: r"\sigma_b^2", sph.S: "s", sph.G0: "g_0", sph.DIM: "d",
+        **_own_names((SIGMA_A2, SIGMA_B2)), sph.S: "s", sph.G0: "g_0", sph.DIM: "d",
         sph.M_DSQ: r"\mathbb{E}[\phi'(\sqrt{s}\xi)^2]", sph.M_SQ: r"\mathbb{E}[\phi^2(\sqrt{s}\xi)]",
     }  # fmt: skip
     for j in range(f.order + 2):
@@ -204,36 +229,32 @@ def text_block(eqs: Sequence[Equation]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_PREAMBLE = r"""\documentclass[11pt]{article}
-\usepackage[margin=2.2cm]{geometry}
-\usepackage{amsmath,amssymb}
-\allowdisplaybreaks
-\title{High-dimensional equivalents of the DEQ kernels for $\phi(x) = %(phi)s$}
-\author{generated by deqrmt %(version)s}
-\date{}
-\begin{document}
-\maketitle
-"""
-
+# --- user text and numbers ------------------------------------------------------------------
 
 _TEX_SPECIAL = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
     "^": r"\textasciicircum{}", "_": r"\_", "~": r"\textasciitilde{}", "%": r"\%",
+    # not TeX specials, but a notebook may insert a LaTeX repr as HTML before typesetting it
+    "<": r"\textless{}", ">": r"\textgreater{}",
 }  # fmt: skip
 _TEX_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:/\d+)?")
 _TEX_SCIENTIFIC = re.compile(r"(-?\d+(?:\.\d*)?)e([+-]?\d+)")
+#: names SymPy may print as they are (anything else is set as escaped text)
+_PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
-def _tex_text(text: object) -> str:
-    r"""``text`` for LaTeX text mode: specials escaped, anything but printable ASCII dropped.
+def tex_text(text: object) -> str:
+    r"""``text`` for LaTeX text mode: never acts as LaTeX, whatever it holds.
 
-    User text (a name, an echoed input) must never act as LaTeX: ``\input``, ``$``, ``%`` …
+    Control and bidi characters become visible escapes (``\x1b``), other non-ASCII characters
+    their ASCII names (``σ`` → ``sigma``), and TeX's specials are escaped (``\input``, ``$``,
+    ``%`` …).
     """
-    s = "".join(c for c in str(text) if " " <= c <= "~")
-    return "".join(_TEX_SPECIAL.get(c, c) for c in s)
+    s = to_ascii(escape_controls(str(text), keep=""))
+    return "".join(_TEX_SPECIAL.get(c, c) for c in s if " " <= c <= "~")
 
 
-def _tex_number(text: object) -> str:
+def tex_number(text: object) -> str:
     r"""A number for math mode: ``1/5``, ``-0.25``, ``1.5e-7`` → ``1.5\times 10^{-7}``; any
     other text is set as escaped ``\text{…}``."""
     s = str(text).strip()
@@ -242,120 +263,28 @@ def _tex_number(text: object) -> str:
     m = _TEX_SCIENTIFIC.fullmatch(s)
     if m:
         return rf"{m.group(1)}\times 10^{{{int(m.group(2))}}}"
-    return rf"\text{{{_tex_text(s)}}}"
+    return rf"\text{{{tex_text(s)}}}"
 
 
-def derivation_document(
-    act: Activation,
-    values: Mapping[str, str],
-    params: Mapping[str, str],
-    *,
-    version: str = "",
-) -> str:
-    r"""A complete, compilable LaTeX document for one activation.
+_tex_text, _tex_number = tex_text, tex_number  # the names earlier versions used
 
-    Args:
-      act: the activation (as given, before centering).
-      values: JSON names → verified decimal strings (from ``deq_coefficients(...).to_dict()``).
-      params: ``sigma_a2``, ``sigma_b2``, ``tau0``, ``dps`` as strings.
-    """
-    phi = sp.latex(act.expr)
-    out = [_PREAMBLE % {"phi": phi, "version": _tex_text(version)}]
-    out.append(r"\section{Model}" + "\n")
-    out.append(
-        r"A deep equilibrium model with output $f(x)=a^\top z^*$ and"
-        "\n"
-        r"\[ z^* = \tfrac{1}{\sqrt m}\,\phi\!\left(\sigma_a A z^* + \sigma_b B x\right), \qquad"
-        r" A_{ij}, B_{ij}, a_i \ \text{i.i.d., zero mean, unit variance,} \]"
-        "\n"
-        r"on $K$-class Gaussian-mixture data $\sqrt p\, x_i \sim \mathcal N(\mu_a, C_a)$ with"
-        r" $\tau_0^2 = \operatorname{tr} C^\circ/p$, $t_a = \operatorname{tr} C_a^\circ/\sqrt p$,"
-        r" $T_{ab} = \operatorname{tr} C_a C_b / p$ and"
-        r" $\psi_i = \|x_i - \mathbb E x_i\|^2 - \mathbb E\|x_i - \mathbb E x_i\|^2$."
-        " The conjugate kernel $G^*$ solves $G_{ij} = \\mathbb E[\\phi(u)\\phi(v)]$,"
-        r" $(u,v)\sim\mathcal N(0,\Lambda_{\{i,j\}})$, $\Lambda = \sigma_a^2 G + \sigma_b^2 X^\top X$;"
-        r" the neural tangent kernel for the parameters $(a, A)$ is $K^* = G^*/(1-\dot G^*)$,"
-        r" $\dot G = \sigma_a^2\mathbb E[\phi'(u)\phi'(v)]$."
-        "\n\n"
-    )
-    out.append(r"\section{Assumptions}" + "\n")
-    out.append(
-        r"$\phi$ is Lipschitz with weak derivatives up to order four, and centered at its fixed point,"
-        r" $\mathbb E[\phi(\tau_*\xi)] = 0$ for $\xi\sim\mathcal N(0,1)$ (deqrmt replaces $\phi$ by"
-        r" $\phi - c$ with $c$ solved jointly with $\tau_*$); the fixed-point map"
-        r" $\tau^2 \mapsto \sigma_a^2\mathbb E[\phi^2(\tau\xi)] + \sigma_b^2\tau_0^2$ contracts,"
-        r" $\tfrac{\sigma_a^2}{2}\mathbb E[(\phi^2)''(\tau_*\xi)] < 1$, and"
-        r" $\sigma_a^2\mathbb E[\phi'(\tau_*\xi)^2] < 1$. Derivatives are weak:"
-        r" $\mathbb E[\phi^{(k)}(\tau\xi)] = \tau^{-k}\mathbb E[\mathrm{He}_k(\xi)\phi(\tau\xi)]$."
-        "\n\n"
-    )
-    out.append(r"\section{Derived general formulas}" + "\n")
-    out.append(
-        r"Second-order expansion of $\mathbb E[\phi(u)\phi(v)]$ in the off-diagonal covariance and the"
-        r" diagonal fluctuations, matched against the ansatz"
-        r" $\bar G = \alpha_{*,1}X^\top X + V C_* V^\top + (\gamma_*^2 - \tau_0^2\alpha_{*,1}) I_n$,"
-        r" $V = [J/\sqrt p,\ \psi]$, $C_* = \begin{bmatrix}\alpha_{*,2}tt^\top + \alpha_{*,3}T & \alpha_{*,2}t\\"
-        r" \alpha_{*,2}t^\top & \alpha_{*,2}\end{bmatrix}$ (and $\bar K$ likewise with $\beta_{*,i}$,"
-        r" $\kappa_*$), gives:"
-        "\n"
-    )
-    out.append(r"\subsection{Conjugate kernel}" + "\n" + latex_block(equations("deq-ck")))
-    out.append(
-        r"\subsection{Neural tangent kernel, parameters $(a, A)$}"
-        + "\n"
-        + latex_block(equations("deq-ntk"))
-    )
-    out.append(
-        r"\subsection{Explicit layer $x^{(l)} = \sigma_l(W_l x^{(l-1)})/\sqrt m$}"
-        "\n" + latex_block(equations("explicit-ck")) + latex_block(equations("explicit-ntk"))
-    )
-    out.append(r"\section{The activation}" + "\n")
-    out.append(rf"\[ \phi(x) = {phi}. \]" + "\n")
-    ms = moment_set(act)
-    labels = {
-        "phi": r"\mathbb E[\phi(\tau\xi)]",
-        "d1": r"\mathbb E[\phi'(\tau\xi)]",
-        "d2": r"\mathbb E[\phi''(\tau\xi)]",
-        "sq": r"\mathbb E[\phi^2(\tau\xi)]",
-        "sq2": r"\mathbb E[(\phi^2)''(\tau\xi)]",
-        "dsq": r"\mathbb E[\phi'(\tau\xi)^2]",
-    }
-    closed = [(labels[k], ms[k].closed_form) for k in labels if ms[k].closed_form is not None]
-    open_ = [labels[k] for k in labels if ms[k].closed_form is None]
-    if closed:
-        out.append(
-            "Gaussian moments in closed form (of $\\phi$ before centering):\n\\begin{align*}\n"
-        )
-        tau = {TAU: r"\tau", X: "x"}
-        out.append(
-            " \\\\\n".join(
-                rf"  {lhs} &= {sp.latex(sp.simplify(e) if sp.count_ops(e) < 80 else e, symbol_names=tau)}"
-                for lhs, e in closed
-            )
-        )
-        out.append("\n\\end{align*}\n")
-    if open_:
-        out.append(
-            "No closed form was found for $"
-            + "$, $".join(open_)
-            + "$; they are evaluated by quadrature.\n\n"
-        )
-    out.append(r"\section{Numerical values}" + "\n")
-    out.append(
-        rf"For $\sigma_a^2 = {_tex_number(params['sigma_a2'])}$,"
-        rf" $\sigma_b^2 = {_tex_number(params['sigma_b2'])}$,"
-        rf" $\tau_0 = {_tex_number(params['tau0'])}$; every digit shown agrees between two"
-        rf" evaluations ({_tex_text(params['dps'])} digits requested)."
-        "\n\n\\begin{center}\\begin{tabular}{ll}\n"
-    )
-    symbols = {
-        "tau_star": r"\tau_*", "gamma_star": r"\gamma_*", "alpha_1": r"\alpha_{*,1}",
-        "alpha_2": r"\alpha_{*,2}", "alpha_3": r"\alpha_{*,3}", "alpha_4": r"\alpha_{*,4}",
-        "beta_1": r"\beta_{*,1}", "beta_2": r"\beta_{*,2}", "beta_3": r"\beta_{*,3}",
-        "kappa_star": r"\kappa_*", "center": r"c",
-    }  # fmt: skip
-    for key, sym in symbols.items():
-        if key in values:
-            out.append(rf"${sym}$ & ${_tex_number(values[key])}$ \\" + "\n")
-    out.append("\\end{tabular}\\end{center}\n\n\\end{document}\n")
-    return "".join(out)
+
+class _SafeLatexPrinter(LatexPrinter):
+    """SymPy's LaTeX printer, except that a name that is not a plain ASCII identifier (an
+    undefined function or a symbol of a hand-built expression: user text) is escaped text."""
+
+    def _hprint_Function(self, func: str) -> str:
+        if _PLAIN_NAME.fullmatch(func):
+            return str(super()._hprint_Function(func))
+        return rf"\text{{{tex_text(func)}}}"
+
+    def _print_Symbol(self, expr: sp.Symbol, style: str = "plain") -> str:
+        if expr in self._settings["symbol_names"] or _PLAIN_NAME.fullmatch(expr.name):
+            return str(super()._print_Symbol(expr, style))
+        return rf"\text{{{tex_text(expr.name)}}}"
+
+
+def expression_latex(expr: sp.Basic, **settings: Any) -> str:
+    """``sympy.latex(expr, **settings)`` with every name that is not a plain identifier escaped:
+    safe for an expression that holds user text (a hand-built activation's function names)."""
+    return str(_SafeLatexPrinter(settings).doprint(expr))

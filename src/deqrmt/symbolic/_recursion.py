@@ -29,6 +29,7 @@ import sympy as sp
 from .. import _arguments
 from .._errors import DerivationError, UnknownTrainable
 from ._cache import cached
+from ._symbols import MOMENT_NAMES, PREVIOUS, SIGMA_A2, SIGMA_B2, TAU0, UNKNOWNS, moment_symbol
 
 __all__ = [
     "FixedPointMap",
@@ -47,8 +48,7 @@ __all__ = [
     "TAU0",
 ]
 
-SIGMA_A2, SIGMA_B2 = sp.symbols("sigma_a2 sigma_b2", positive=True)
-TAU0 = sp.Symbol("tau_0", positive=True)
+# SIGMA_A2, SIGMA_B2, TAU0 and every other symbol a result holds: ._symbols (LaTeX as in the paper)
 EPS = sp.Symbol("epsilon")
 X_, S_, T_, SI, SJ = sp.symbols("X S T s_i s_j")
 
@@ -67,13 +67,14 @@ class MomentSymbols:
 
     @staticmethod
     def make(tag: str = "") -> MomentSymbols:
-        mu = tuple(sp.Symbol(f"mu{k}{tag}", real=True) for k in range(6))
-        return MomentSymbols(
-            mu,
-            sp.Symbol(f"sq{tag}", positive=True),
-            sp.Symbol(f"sq2{tag}", real=True),
-            sp.Symbol(f"dsq{tag}", nonnegative=True),
-        )
+        """The moment symbols (printing as E[φ'(τξ)] …); with a ``tag``, plain SymPy symbols
+        ``mu1{tag}`` … apart from them."""
+        if not tag:
+            mu = tuple(moment_symbol("phi" if k == 0 else f"d{k}") for k in range(6))
+            return MomentSymbols(mu, *(moment_symbol(n) for n in ("sq", "sq2", "dsq")))
+        names = {n: (s, a) for n, (s, a, _) in MOMENT_NAMES.items()}
+        plain = [sp.Symbol(f"{names[n][0]}{tag}", **names[n][1]) for n in MOMENT_NAMES]
+        return MomentSymbols(tuple(plain[:6]), *plain[6:])
 
     def names(self) -> dict[sp.Symbol, str]:
         """Symbol → moment name used by :func:`deqrmt.symbolic.moment_set`."""
@@ -384,9 +385,8 @@ def _derive_deq_memo(
 def _entry_symbols() -> tuple[sp.Symbol, ...]:
     """Every symbol a derive-deq or derive-layer entry may hold (checked when read back)."""
     m = MomentSymbols.make()
-    unknowns = sp.symbols("alpha_1 alpha_2 alpha_3 alpha_4 beta_1 beta_2 beta_3")
-    prev = (sp.Symbol(f"{n}_prev", real=True) for n in ("tau", "kappa", *map(str, unknowns)))
-    return (*m.mu, m.sq, m.sq2, m.dsq, SIGMA_A2, SIGMA_B2, TAU0, *unknowns, *prev)
+    own = (SIGMA_A2, SIGMA_B2, TAU0, *UNKNOWNS.values(), *PREVIOUS.values())
+    return (*m.mu, m.sq, m.sq2, m.dsq, *own)
 
 
 def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormulas:
@@ -403,8 +403,8 @@ def _derive_deq(input_injection: bool, trainable: tuple[str, ...]) -> DEQFormula
     """
     m = MomentSymbols.make()
     mu = tuple(_c for _c in m.mu)
-    a1, a2, a3, a4 = sp.symbols("alpha_1 alpha_2 alpha_3 alpha_4")
-    b1, b2, b3 = sp.symbols("beta_1 beta_2 beta_3")
+    a1, a2, a3, a4 = (UNKNOWNS[f"alpha_{k}"] for k in range(1, 5))
+    b1, b2, b3 = (UNKNOWNS[f"beta_{k}"] for k in range(1, 4))
     sb2 = SIGMA_B2 if input_injection else sp.S.Zero
     has_a, has_A, has_B = ("a" in trainable), ("A" in trainable), ("B" in trainable)
 
@@ -499,20 +499,7 @@ def _derive_layer() -> LayerFormulas:
     r"""Derive one explicit layer's recursion: Λ^{(l)} = Σ^{(l−1)}, Σ^{(l)} = E[σ_l(u)σ_l(v)]."""
     m = MomentSymbols.make()
     mu = m.mu
-    prev = {
-        name: sp.Symbol(f"{name}_prev", real=True)
-        for name in (
-            "tau",
-            "alpha_1",
-            "alpha_2",
-            "alpha_3",
-            "alpha_4",
-            "beta_1",
-            "beta_2",
-            "beta_3",
-            "kappa",
-        )
-    }
+    prev = dict(PREVIOUS)
     lam = _off_diag(prev["alpha_1"], prev["alpha_2"], prev["alpha_3"])
     di, dj = EPS * prev["alpha_4"] * SI, EPS * prev["alpha_4"] * SJ
     sigma = reduce_to_ansatz(_centered(cross_expectation(mu, mu, lam, di, dj), m))

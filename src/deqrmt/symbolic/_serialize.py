@@ -13,7 +13,9 @@ it reads is untrusted until its MAC verifies, and even then only data).  Names o
 undefined functions must be identifiers (``str.isidentifier``: letters, digits, ``_``; Greek
 letters too) of at most 64 characters, so no quote, parenthesis or newline is ever rebuilt into
 a name; and no name is ever printed into code (:mod:`deqrmt.numeric._printer` names every
-symbol itself).
+symbol itself).  The formulas' own symbols (:class:`~deqrmt.symbolic._symbols.PaperSymbol`, which
+print as LaTeX) are written ``PaperSymbol('sigma_a2', positive=True)`` and rebuilt only under
+the names that module defines, so their LaTeX is always the package's.
 
 Encoding::
 
@@ -41,6 +43,8 @@ import sympy as sp
 from sympy.core.assumptions import _assume_defined
 from sympy.functions.elementary.piecewise import ExprCondPair
 from sympy.functions.special.hyper import TupleArg
+
+from ._symbols import PaperSymbol, paper_latex
 
 __all__ = ["dumps", "loads", "Registry", "registry_for", "UnsafeEntry", "read_srepr"]
 
@@ -165,12 +169,16 @@ class _Reader:
             raise UnsafeEntry("call of something other than a class name")
         name = func.id
         args = node.args
-        if name in ("Symbol", "Dummy"):
+        if name in ("Symbol", "Dummy", "PaperSymbol"):
             label = self._literal(args[0]) if len(args) == 1 else None
             if type(label) is not str or not _plain_name(label):
                 raise UnsafeEntry(f"{name} takes one plain identifier")
             extra = ("dummy_index",) if name == "Dummy" else ()
             kwargs = self._assumptions(node.keywords, extra)
+            if name == "PaperSymbol":  # only the package's own (its LaTeX is package text)
+                if paper_latex(label) is None:
+                    raise UnsafeEntry(f"PaperSymbol {label!r} is not one of ours")
+                return PaperSymbol(label, **kwargs)
             return sp.Dummy(label, **kwargs) if name == "Dummy" else sp.Symbol(label, **kwargs)
         if name in ("Integer", "Rational"):
             nums = [self._literal(a) for a in args]

@@ -4,7 +4,9 @@ The general formulas of :func:`~deqrmt.symbolic.derive_deq` are in the moments o
 φ_c at τ*.  Here the centering identities (:func:`~deqrmt.symbolic.derive_fixed_point`) express
 them in φ's raw moments, and every raw moment with a closed form (piecewise exp-polynomials,
 erf-type integrals SymPy closed within its effort bound) is replaced by it, evaluated at the
-symbol τ* (:data:`TAU_STAR`).  Moments without a closed form stay symbols ``E[...]``.
+symbol τ* (:data:`TAU_STAR`).  Moments without a closed form stay symbols ``E[φ'(τ*ξ)]`` …
+Every symbol prints in LaTeX as the paper writes it (:mod:`._symbols`): ``sympy.latex`` of the
+result compiles with amsmath and amssymb.
 """
 
 from __future__ import annotations
@@ -14,14 +16,13 @@ import sympy as sp
 from .._arguments import show
 from .._errors import InvalidArgument
 from ._activation import Activation
-from ._expectation import MOMENTS, TAU, moment_set
+from ._expectation import TAU, moment_set
 from ._latex import natural_sign
 from ._recursion import derive_deq, derive_fixed_point
+from ._symbols import TAU_STAR, moment_at_tau_star
 
 __all__ = ["coefficient_expression", "TAU_STAR", "COEFFICIENT_KEYS"]
 
-#: τ*, the DEQ's fixed point, as a symbol (its value comes from the numeric solver)
-TAU_STAR = sp.Symbol("tau_*", positive=True)
 COEFFICIENT_KEYS = (
     "gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4",
     "beta_1", "beta_2", "beta_3", "kappa_star",
@@ -65,6 +66,11 @@ def coefficient_expression(
     formulas = derive_deq(trainable=trainable)  # checks trainable: a set of a, A, B
     fpm = derive_fixed_point(center=center)  # checks center: a bool
     expr = formulas.as_dict()[key].xreplace(dict(fpm.centered))
+    # γ*, κ*: simplify the square and take the root once, so that √(a/(2 − σ_a²)) is not split
+    # into √a·√(−1/(σ_a² − 2))
+    root = key in ("gamma_star", "kappa_star")
+    if root:
+        expr = expr**2
     names = fpm.m.names()
     ms = moment_set(act)
     closed, opaque = {}, {}
@@ -76,6 +82,6 @@ def coefficient_expression(
         if form is not None:
             closed[sym] = form.subs(TAU, TAU_STAR)
         else:
-            label = MOMENTS[name][0].replace("τ", "τ*")
-            opaque[sym] = sp.Symbol(label, real=True)
-    return natural_sign(sp.simplify(expr.xreplace(closed)).xreplace(opaque))
+            opaque[sym] = moment_at_tau_star(name)
+    out = natural_sign(sp.simplify(expr.xreplace(closed)).xreplace(opaque))
+    return sp.sqrt(out) if root else out

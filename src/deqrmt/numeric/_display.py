@@ -1,0 +1,179 @@
+r"""Notebook reprs of results: HTML, LaTeX and Markdown tables that say what holds for each value.
+
+Every value shown is marked ``proven (Arb)`` (its ball proves every digit) or ``two evaluations
+agree`` (:func:`deqrmt.symbolic._latex.value_status`), by its own ``certified`` flag, never by a
+sentence for the whole table.  User text (an activation's name, a note that quotes it) is
+escaped for the format: HTML entities, TeX specials, Markdown's specials and raw HTML, control
+and bidi characters made visible.
+
+The result classes (:class:`~deqrmt.numeric.DEQCoefficients`, ``ExplicitCoefficients``,
+``SphereCoefficients``) call :func:`html`, :func:`latex` and :func:`markdown` from their
+``_repr_*_`` methods; what a table shows is read from the result's fields here.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from .._text import escape_controls
+from ..symbolic._latex import SYMBOLS, tex_number, tex_text, value_status
+
+__all__ = ["Table", "Row", "table", "html", "latex", "markdown", "LAYER_SYMBOLS", "SPHERE_SYMBOLS"]
+
+#: an explicit layer's keys: (Unicode, LaTeX) of the symbol, the layer index written after it
+LAYER_SYMBOLS: dict[str, tuple[str, str]] = {
+    "tau": ("τ̃", r"\tilde\tau"), "alpha_1": ("α̃", r"\tilde\alpha"), "alpha_2": ("α̃", r"\tilde\alpha"),
+    "alpha_3": ("α̃", r"\tilde\alpha"), "alpha_4": ("α̃", r"\tilde\alpha"),
+    "beta_1": ("β̃", r"\tilde\beta"), "beta_2": ("β̃", r"\tilde\beta"), "beta_3": ("β̃", r"\tilde\beta"),
+    "kappa": ("κ̃", r"\tilde\kappa"), "center": ("c", "c"),
+}  # fmt: skip
+#: the sphere setting's keys (HLD 2023: g, k and Theorems 1 and 3)
+SPHERE_SYMBOLS: dict[str, tuple[str, str]] = {
+    "g0": ("g(0)", "g(0)"), "g_at_1": ("g(1)", "g(1)"), "g_prime_0": ("g'(0)", "g'(0)"),
+    "g_second_0": ("g''(0)", "g''(0)"), "alpha": ("α", r"\alpha"), "beta": ("β", r"\beta"),
+    "mu": ("μ", r"\mu"), "ntk_alpha": ("α̇", r"\dot\alpha"), "ntk_beta": ("β̇", r"\dot\beta"),
+    "ntk_mu": ("μ̇", r"\dot\mu"), "k0": ("k(0)", "k(0)"), "k_at_1": ("k(1)", "k(1)"),
+    "k_prime_0": ("k'(0)", "k'(0)"), "k_second_0": ("k''(0)", "k''(0)"),
+}  # fmt: skip
+
+
+class Row(NamedTuple):
+    """One value: its symbol (Unicode and LaTeX, package text), its key and the value."""
+
+    symbol: str
+    tex: str
+    key: str
+    value: Any  # a Verified: .text, .digits, .certified
+
+
+class Table(NamedTuple):
+    """What a repr shows: a title as text and as LaTeX (both may hold user text, escaped here
+    only in ``tex``), the rows, and notes (may hold user text)."""
+
+    title: str
+    tex: str
+    rows: Sequence[Row]
+    notes: Sequence[str] = ()
+
+
+def _notes(result: Any) -> tuple[str, ...]:
+    reason = getattr(result, "reason", None)
+    return (*getattr(result, "notes", ()), *((f"no proof: {reason}",) if reason else ()))
+
+
+def _rows(values: Mapping[str, Any], symbols: Mapping[str, tuple[str, str]]) -> list[Row]:
+    return [Row(*symbols[k], k, values[k]) for k in symbols if k in values]
+
+
+def _setting(what: str, name: str, pairs: Sequence[tuple[str, str, object]]) -> tuple[str, str]:
+    """The title as text and LaTeX: ``what, name: σ_a² = 1/5, …`` (``pairs``: text symbol,
+    LaTeX symbol, value)."""
+    text = f"{what}, {name}: " + ", ".join(f"{s} = {v}" for s, _, v in pairs)
+    tex = rf"\text{{{tex_text(what)}, {tex_text(name)}:}}\ " + ",\\ ".join(
+        f"{t} = {tex_number(v)}" for _, t, v in pairs
+    )
+    return text, tex
+
+
+def table(result: Any) -> Table:
+    """The :class:`Table` of a DEQ, explicit-network or sphere result (read from its fields)."""
+    if hasattr(result, "layers"):
+        names = ", ".join(a.name for a in result.activations)
+        rows = []
+        for l, layer in enumerate(result.layers, start=1):
+            for key, (sym, tex) in LAYER_SYMBOLS.items():
+                if key in layer:
+                    k = key.rsplit("_", 1)[1] if key[-1].isdigit() else ""
+                    sub = f"{l},{k}" if k else f"{l}"
+                    row = Row(f"{sym}_{sub}", f"{tex}_{{{sub}}}", f"{key} (layer {l})", layer[key])
+                    rows.append(row)
+        what = f"explicit network of {len(result.layers)} layers"
+        pairs = [("τ0", r"\tau_0", result.tau0), ("digits", r"\text{digits}", result.dps)]
+        return Table(*_setting(what, names, pairs), rows)
+    if hasattr(result, "quadratic_ck"):
+        pairs = [
+            ("σ_a²", r"\sigma_a^2", result.sigma_a2), ("σ_b²", r"\sigma_b^2", result.sigma_b2),
+            ("d", "d", result.d), ("digits", r"\text{digits}", result.dps),
+        ]  # fmt: skip
+        text, tex = _setting("sphere setting", result.activation.name, pairs)
+        return Table(text, tex, _rows(result.values, SPHERE_SYMBOLS), _notes(result))
+    p = result.problem
+    pairs = [
+        ("σ_a²", r"\sigma_a^2", p.sigma_a2), ("σ_b²", r"\sigma_b^2", p.sigma_b2),
+        ("τ0", r"\tau_0", p.tau0), ("digits", r"\text{digits}", p.dps),
+    ]  # fmt: skip
+    text, tex = _setting("DEQ coefficients", p.activation.name, pairs)
+    ntk = f"NTK over ({', '.join(p.trainable)})"
+    center = "φ centered at τ*" if p.center else "φ as given (E[φ(τ*ξ)] = 0)"
+    text += f"; {ntk}, {center}"
+    tex += rf";\ \text{{{tex_text(ntk)}, {'centered' if p.center else 'as given'}}}"
+    return Table(text, tex, _rows(result.values, SYMBOLS), _notes(result))
+
+
+def _status(v: Any) -> str:
+    return value_status(bool(getattr(v, "certified", False)))
+
+
+def _h(text: object) -> str:
+    """Text for HTML: entities, control characters visible, and ``$``/``\\`` as entities so that a
+    notebook's MathJax does not read user text as TeX."""
+    s = _html.escape(escape_controls(str(text), keep=""))
+    return s.replace("$", "&#36;").replace("\\", "&#92;")
+
+
+def html(result: Any) -> str:
+    """An HTML table: symbol, key, value, digits, what holds (every text escaped)."""
+    t = table(result)
+    cells = "".join(
+        f"<tr><td>{_h(r.symbol)}</td><td><code>{_h(r.key)}</code></td>"
+        f"<td style='text-align:left'><code>{_h(r.value.text)}</code></td>"
+        f"<td>{_h(r.value.digits)}</td><td>{_h(_status(r.value))}</td></tr>"
+        for r in t.rows
+    )
+    notes = "".join(f"<p>{_h(n)}</p>" for n in t.notes)
+    return (
+        f"<p><b>{_h(t.title)}</b></p><table><tr><th>symbol</th><th>key</th><th>value</th>"
+        f"<th>digits</th><th>what holds</th></tr>{cells}</table>{notes}"
+    )
+
+
+def latex(result: Any) -> str:
+    r"""A LaTeX ``aligned`` block (MathJax/KaTeX and amsmath): each value with what holds."""
+    t = table(result)
+    rows = [t.tex]
+    rows += [
+        rf"{r.tex} &= {tex_number(r.value.text)} && \text{{{tex_text(_status(r.value))}}}"
+        for r in t.rows
+    ]
+    rows += [rf"\text{{{tex_text(n)}}}" for n in t.notes]
+    return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]#|~$])")
+
+
+def _md(text: object) -> str:
+    """Text for Markdown: control characters visible, Markdown's specials and ``$`` (math in a
+    notebook) backslash-escaped, and HTML (which Markdown renders as HTML) as entities."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", _html.escape(escape_controls(str(text), keep=""), False))
+
+
+def markdown(result: Any) -> str:
+    """A Markdown table: symbol, key, value, digits, what holds."""
+    t = table(result)
+    lines = [
+        f"**{_md(t.title)}**",
+        "",
+        "| symbol | key | value | digits | what holds |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {_md(r.symbol)} | `{r.key}` | {_md(r.value.text)} | {_md(r.value.digits)} | "
+        f"{_md(_status(r.value))} |"
+        for r in t.rows
+    ]
+    lines += ["", *(_md(n) for n in t.notes)]
+    return "\n".join(lines).rstrip() + "\n"
