@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the check and print the report; 0 when every applicable item passes, else 1."""
     import contextlib
 
-    from ..numeric._check import check_activation
+    from ..check import check_activation
     from ._common import validate_extra
 
     guard = validate_extra(NAME) if args.mc else contextlib.nullcontext()

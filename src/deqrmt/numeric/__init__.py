@@ -6,11 +6,7 @@ Never imports torch.
 from ._bias import BiasLimit as BiasLimit
 from ._bias import minimum_norm_interpolant as minimum_norm_interpolant
 from ._bias import predicted_limit as predicted_limit
-from ._check import CheckItem as CheckItem
-from ._check import CheckReport as CheckReport
-from ._check import LipschitzBound as LipschitzBound
-from ._check import check_activation as check_activation
-from ._check import lipschitz_bound as lipschitz_bound
+from ._codegen import generate_module as generate_module
 from ._coefficients import DEQ_KEYS as DEQ_KEYS
 from ._coefficients import LAYER_KEYS as LAYER_KEYS
 from ._coefficients import MOMENT_KEYS as MOMENT_KEYS
@@ -20,6 +16,7 @@ from ._coefficients import deq_coefficients as deq_coefficients
 from ._coefficients import explicit_coefficients as explicit_coefficients
 from ._design import Design as Design
 from ._design import design_enn as design_enn
+from ._enclosure_text import interval_text as interval_text
 from ._equivalent import equivalent_kernel as equivalent_kernel
 from ._equivalent import equivalent_kernels as equivalent_kernels
 from ._fixed_point import FixedPoint as FixedPoint
@@ -28,11 +25,14 @@ from ._fixed_point import scan_fixed_points as scan_fixed_points
 from ._fixed_point import solve_tau as solve_tau
 from ._kolmogorov import Kolmogorov as Kolmogorov
 from ._kolmogorov import kolmogorov_distance as kolmogorov_distance
+from ._lipschitz import LipschitzBound as LipschitzBound
+from ._lipschitz import lipschitz_bound as lipschitz_bound
 from ._moments import MomentEvaluator as MomentEvaluator
 from ._moments import evaluator_for as evaluator_for
 from ._printer import compile_function as compile_function
 from ._printer import function_source as function_source
 from ._problem import DEQProblem as DEQProblem
+from ._problem import ProblemFields as ProblemFields
 from ._problem import exact_number as exact_number
 from ._spectrum import Alignment as Alignment
 from ._spectrum import SpectralLaw as SpectralLaw
