@@ -7,7 +7,6 @@ the items are public too, each taking what it compares, so a test can feed one a
 """
 
 from ._assumptions import assumption_items as assumption_items
-from ._assumptions import curvature_sup as curvature_sup
 from ._assumptions import lipschitz_item as lipschitz_item
 from ._assumptions import variance_lipschitz_item as variance_lipschitz_item
 from ._consistency import CODEGEN_DPS as CODEGEN_DPS
@@ -41,7 +40,6 @@ __all__ = [
     "CODEGEN_DPS",
     "lipschitz_item",
     "variance_lipschitz_item",
-    "curvature_sup",
     "digits_item",
     "fixed_point_item",
     "stein_item",

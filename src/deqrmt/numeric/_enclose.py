@@ -43,13 +43,16 @@ from typing import Any
 import sympy as sp
 from flint import acb, arb
 
-from ..symbolic import TAU, XI, Activation, X, moment_set
+from .. import _arguments
+from .._errors import InvalidArgument
+from ..symbolic import TAU, XI, Activation, X, get_activation, moment_set
 from ..symbolic._expectation import MOMENTS
 from ._arb import (
     ACB_FUNCTIONS,
     ARB_FUNCTIONS,
     AcbContext,
     ArbContext,
+    bits_for_digits,
     to_arb,
     unsupported,
     workprec,
@@ -66,6 +69,7 @@ from ._growth import (
     point_ball,
 )
 from ._printer import compile_function
+from ._problem import exact_number
 
 __all__ = [
     "NotEnclosable",
@@ -76,6 +80,7 @@ __all__ = [
     "gaussian_tail",
     "MomentEncloser",
     "encloser_for",
+    "enclose_moments",
 ]
 
 #: the moments the coefficient formulas use (names of deqrmt.symbolic._expectation.MOMENTS)
@@ -411,3 +416,45 @@ def _endpoint_error(f: Callable[[acb, bool], acb], p: arb) -> arb:
 def encloser_for(act: Activation) -> MomentEncloser:
     """The (cached) :class:`MomentEncloser` of ``act``."""
     return MomentEncloser(act)
+
+
+@functools.lru_cache(maxsize=64)
+def _encloser_of(act: Activation, names: tuple[str, ...]) -> MomentEncloser:
+    return MomentEncloser(act, names)
+
+
+def enclose_moments(
+    activation: str | Activation, tau: Any, names: Iterable[str], dps: int = 30
+) -> dict[str, arb]:
+    """Arb balls of Gaussian moments of φ at the exact scale ``tau`` (proven to ~``dps`` digits).
+
+    Args:
+      activation: library name, expression in x or :class:`Activation`.
+      tau: the scale τ > 0, exact (int, Fraction, decimal string, mpmath number).
+      names: keys of :data:`deqrmt.symbolic._expectation.MOMENTS` (``"phi"``, ``"d1"`` … ``"d4"``
+        for E[φ^(k)(τξ)] by Stein's identity, ``"sq"``, ``"sq2"``, ``"dsq"``).
+      dps: digits of the working precision.
+
+    Raises:
+      NotEnclosable: a moment outside the enclosure rules (the caller says so).
+    """
+    act = get_activation(activation)
+    t = exact_number(tau, "tau")
+    if not t > 0:
+        raise InvalidArgument(f"tau={_arguments.show(tau)}: expected a scale τ > 0.")
+    keys = tuple(
+        dict.fromkeys(
+            _arguments.sequence(
+                names,
+                "names",
+                "moment names",
+                hi=len(MOMENTS),
+                item=lambda v, where: _arguments.choice(v, where, tuple(MOMENTS)),
+            )  # fmt: skip
+        )
+    )
+    dps = _arguments.integer(dps, "dps", 5, 10_000)
+    prec = bits_for_digits(dps) + 32
+    with workprec(prec):
+        ball = to_arb(t)
+    return _encloser_of(act, keys)(ball, keys, prec)

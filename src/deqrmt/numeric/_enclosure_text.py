@@ -19,7 +19,7 @@ from flint import arb
 
 from ._arb import format_digits
 
-__all__ = ["exact_fraction", "interval_text", "round_directed"]
+__all__ = ["exact_fraction", "interval_text", "proven_text", "round_directed"]
 
 
 def exact_fraction(v: Any) -> Fraction:
@@ -105,3 +105,16 @@ def interval_text(lo: Any, hi: Any, digits: int = 6) -> str:
     left = "-∞" if a is None else _text(round_directed(a, digits, up=False), digits)
     right = "∞" if b is None else _text(round_directed(b, digits, up=True), digits)
     return f"[{left}, {right}]"
+
+
+def proven_text(lo: Any, hi: Any, digits: int = 12) -> str:
+    """The most digits (up to ``digits``) that every point of [lo, hi] rounds to, or, when not
+    even one is shared, :func:`interval_text` of the ends (6 digits)."""
+    if lo is None or hi is None:
+        return interval_text(lo, hi)
+    a, b = exact_fraction(lo), exact_fraction(hi)
+    for n in range(digits, 0, -1):
+        near = _nearest(a, n)
+        if near == _nearest(b, n) and (a > 0 or b < 0 or a == b):
+            return _text(near, n)
+    return interval_text(lo, hi)

@@ -67,10 +67,12 @@ def _range(e: sp.Expr, x0: arb) -> _Range:
         failed = False
     if lo is not None and hi is not None:
         return lo, hi
-    try:
-        s = growth_sup(_growth(e, x0, True), x0)
-    except (NotEnclosable, ValueError, ZeroDivisionError):
-        s = None
+    s = _decay_sup(e, x0)
+    if s is None and isinstance(e, sp.Mul) and e.has(sp.tanh, sp.sinh, sp.cosh):
+        # 1 − tanh² decays only in exponentials: (2 − 2tanh(x)²)·x is bounded, but not by rules
+        # that see 2 − 2tanh² ≤ 4; the node over one denominator shows it
+        form = _rewritten(e)
+        s = None if form is None else _decay_sup(form, x0)
     if s is None:
         if failed:
             raise NotEnclosable(f"no interval rule or growth bound for {e} on the tail")
@@ -78,6 +80,13 @@ def _range(e: sp.Expr, x0: arb) -> _Range:
     lo = -s if lo is None or lo < -s else lo
     hi = s if hi is None or hi > s else hi
     return lo, hi
+
+
+def _decay_sup(e: sp.Expr, x0: arb) -> arb | None:
+    try:
+        return growth_sup(_growth(e, x0, True), x0)
+    except (NotEnclosable, ValueError, ZeroDivisionError):
+        return None
 
 
 def _point(v: arb) -> tuple[arb, arb]:
