@@ -184,13 +184,15 @@ def _variance_curvature_item(act: Activation, sa2: sp.Rational, solved: Solved) 
     if b.kind == "infinite":
         nums = {"σ_a²": str(sa2), "sup E[(φ_c²)'']": "∞", "2/sup": "0"}
         return CheckItem("variance_curvature", title, FAIL, nums, b.reason, "assumption")
-    two_over_lo = None if hi is None or hi <= 0 else 2 / hi
-    two_over_hi = None if lo is None or lo <= 0 else 2 / lo
+    # 2/sup ∈ [2/hi, 2/lo]: 0 when sup is not bounded above, ∞ when sup may be ≤ 0
+    two_over_lo = Fraction(0) if hi is None else (2 / hi if hi > 0 else None)
+    two_over_hi = 2 / lo if lo is not None and lo > 0 else None
+    two_over = "∞" if two_over_lo is None else interval_text(two_over_lo, two_over_hi, 6)
     nums = {
         "σ_a²": str(sa2),
         "sup E[(φ_c²)'']": interval_text(lo, hi, 6),
-        "largest": b.where or "?",
-        "2/sup": interval_text(two_over_lo, two_over_hi, 6),
+        "largest found": b.where or "?",
+        "2/sup": two_over,
     }
     how = (
         f"the supremum over τ > 0 proved by interval arithmetic (Arb) on {b.cells} cells of "
