@@ -72,7 +72,7 @@ __all__ = ["CurvatureBound", "curvature_bound"]
 _LOG_LO, _LOG_T = -24, 16
 #: x beyond which h is bounded by the tail rules (at least this, and beyond every kink)
 _X_TAIL = 64
-_DEFAULT_BUDGET = 400
+_DEFAULT_BUDGET = 200
 #: cells of [−X, X] of the x-form
 _X_CELLS = 1024
 #: the x-form (cells in x) from this τ on, the ξ-form (cells in ξ) up to _XI_FORM_TO
@@ -424,7 +424,16 @@ class _Curvature:
             i = parts[0][0]
             hm = self.p.h(i, side * tm * mid)[0]
             slope = self.p.h(i, hull(lo, hi))[1]
-            mvf = hm * p + slope * (side * (dt * m1 + tm * e1))
+            if not slope.is_finite():
+                return out
+            # h(τξ) = h(x_m) + h'(θ)(τξ − x_m), θ in τC: the slope's midpoint times the signed
+            # mean E[(τξ − x_m) 1_C], and its radius times E[|τξ − x_m| 1_C] ≤ |τC|·P(C)
+            # (τξ − x_m changes sign on C: a ball product would use the signed mean only)
+            signed = side * (dt * m1 + tm * e1)
+            xm = tm * mid
+            reach = (b - xm).union(xm - a)  # |τξ − x_m| ≤ max(b − x_m, x_m − a) on C
+            spread = arb(0, arb((slope.rad() * arb(reach.upper()) * p).upper()))
+            mvf = hm * p + arb(slope.mid()) * signed + spread
             if not mvf.is_finite():
                 return out
             top = arb(out.upper()) if out.upper() < mvf.upper() else arb(mvf.upper())
