@@ -28,6 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import deqrmt
+import deqrmt.check as C
 import deqrmt.numeric as N
 import deqrmt.symbolic as S
 import deqrmt.testing as T
@@ -387,8 +388,8 @@ def test_other_reprs_escape_the_name(evil_result: deqrmt.DEQCoefficients) -> Non
     _no_raw_controls(repr(explicit))
     sphere = deqrmt.sphere_coefficients(act, dps=12)
     _no_raw_controls(repr(sphere))
-    item = N.CheckItem("x", "title", "PASS", {}, f"engine said {EVIL}")
-    report = N.CheckReport(evil_result.problem, (item,))
+    item = C.CheckItem("x", "title", "PASS", {}, f"engine said {EVIL}")
+    report = C.CheckReport(evil_result.problem, (item,))
     for line in report.lines():
         assert "\x1b" not in line and "\u202e" not in line, repr(line)
     _no_raw_controls("\n".join(report.lines()))

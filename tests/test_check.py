@@ -10,16 +10,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 
 import mpmath
 import pytest
 import sympy as sp
 
 from deqrmt._errors import DeqrmtError, InvalidArgument, UnknownActivation
-from deqrmt.cli import check as check_cli
-from deqrmt.numeric import compile_function, deq_coefficients, explicit_coefficients
-from deqrmt.numeric._check import (
+from deqrmt.check import (
     FAIL,
     NA,
     PASS,
@@ -29,9 +26,15 @@ from deqrmt.numeric._check import (
     digits_item,
     explicit_limit_item,
     fixed_point_item,
-    lipschitz_bound,
     stein_item,
     variance_lipschitz_item,
+)
+from deqrmt.cli import check as check_cli
+from deqrmt.numeric import (
+    compile_function,
+    deq_coefficients,
+    explicit_coefficients,
+    lipschitz_bound,
 )
 from deqrmt.numeric._verify import Verified
 from deqrmt.symbolic import X, parse_activation
@@ -136,30 +139,73 @@ def test_bad_input_raises_instead_of_reporting():
 # L₁
 # ---------------------------------------------------------------------------
 
-_SIG_PRIME_MAX = 0.25
+def _max_of(f, x0):
+    """max of f near x0, independently of deqrmt: plain mpmath at 30 digits (f' = 0)."""
+    with mpmath.workdps(30):
+        x = mpmath.findroot(lambda t: mpmath.diff(f, t), x0)
+        return f(x)
+
+
+def _sig(x):
+    return 1 / (1 + mpmath.exp(-x))
+
+
+def _silu_prime(x):
+    return _sig(x) * (1 + x * (1 - _sig(x)))
+
+
+def _gelu_prime(x):
+    return mpmath.ncdf(x) + x * mpmath.npdf(x)
+
+
 _KNOWN_L1 = [
-    ("tanh", 1.0),
-    ("relu", 1.0),
-    ("leaky_relu(0.1)", 1.0),
-    ("hard_tanh", 1.0),
-    ("elu", 1.0),
-    ("sin", 1.0),
-    ("erf", 2 / math.sqrt(math.pi)),
-    ("sigmoid", _SIG_PRIME_MAX),
-    ("silu", 1.0998393194554),  # max of σ(x)(1 + x(1 − σ(x))), at x ≈ 2.3994
-    ("gelu", 1.1289025383),  # max of Φ(x) + xφ(x), at x = √2
-    ("x*exp(-x**2/2)", 1.0),
-    ("0.5*x + 0.3*tanh(2*x - 1)", 1.1),
+    ("tanh", lambda: 1),
+    ("relu", lambda: 1),
+    ("leaky_relu(0.1)", lambda: 1),
+    ("hard_tanh", lambda: 1),
+    ("elu", lambda: 1),
+    ("sin", lambda: 1),
+    ("erf", lambda: 2 / mpmath.sqrt(mpmath.pi)),
+    ("sigmoid", lambda: mpmath.mpf(1) / 4),
+    ("silu", lambda: _max_of(_silu_prime, 2.4)),  # σ(x)(1 + x(1 − σ(x))) at x ≈ 2.3994
+    ("x*sigmoid(1.702*x)", lambda: _max_of(_silu_prime, 2.4)),  # the same maximum (y = 1.702x)
+    ("gelu", lambda: _max_of(_gelu_prime, 1.4)),  # Φ(x) + xφ(x), at x = √2
+    ("x*exp(-x**2/2)", lambda: 1),
+    ("0.5*x + 0.3*tanh(2*x - 1)", lambda: mpmath.mpf("1.1")),
 ]
 
 
 @pytest.mark.parametrize(("spec", "true"), _KNOWN_L1)
 def test_lipschitz_enclosure_contains_the_true_constant(spec, true):
     b = lipschitz_bound(spec)
+    ref = true()
     assert b.kind == "bounded"
-    assert float(b.lower) <= true * (1 + 1e-12)
-    assert true <= float(b.upper) * (1 + 1e-12)
-    assert float(b.upper) <= true * 1.01  # and it is tight
+    assert b.lower <= ref <= b.upper
+    assert b.upper <= ref * (1 + mpmath.mpf("1e-6"))  # and it is tight
+
+
+@pytest.mark.parametrize(("spec", "true"), _KNOWN_L1)
+def test_lipschitz_text_encloses_the_true_constant(spec, true):
+    """issue 21: the printed L₁ was [1.09984, 1.10052] for x·σ(1.702x), excluding 1.0998393:
+    the lower end was rounded to nearest.  The text is the proven digits or an outward
+    interval: either way the true value lies inside what is printed."""
+    ref = mpmath.mpf(true())
+    text = lipschitz_bound(spec).text()
+    if text.startswith("["):
+        lo, hi = (mpmath.mpf(t) for t in text[1:-1].split(", "))
+        assert lo <= ref <= hi, text
+    else:  # n proven digits: the true value rounds to them
+        assert mpmath.nstr(ref, 6) == text, text
+
+
+def test_interval_text_rounds_outward():
+    from fractions import Fraction
+
+    from deqrmt.numeric import interval_text
+
+    assert interval_text(Fraction(10998377, 10**7), Fraction(110052, 10**5)) == "[1.09983, 1.10052]"
+    assert interval_text(Fraction(-1, 3), Fraction(1, 3)) == "[-0.333334, 0.333334]"
+    assert interval_text(Fraction(1), Fraction(10000001, 10**7)) == "1.0"  # both round to 1.0
 
 
 @pytest.mark.parametrize("spec", ["x**2/4+x", "x**2", "exp(x)", "exp(-x)", "x**3/10"])

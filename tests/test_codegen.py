@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 import deqrmt.testing as dt
 from deqrmt._errors import ActivationError
+from deqrmt.check import codegen_item
 from deqrmt.numeric import deq_coefficients
-from deqrmt.numeric._check import codegen_item
 from deqrmt.numeric._codegen import generate_module
 from deqrmt.symbolic import LIBRARY, parse_activation
 

@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 
 import deqrmt.testing as dt
 from deqrmt._errors import ActivationError, InvalidArgument
-from deqrmt.numeric import _check as check_module
-from deqrmt.numeric import deq_coefficients
-from deqrmt.numeric._check import lipschitz_bound
+from deqrmt.check import _consistency as check_module
+from deqrmt.numeric import deq_coefficients, lipschitz_bound
 from deqrmt.numeric._verify import Verified
 from deqrmt.symbolic import Activation, X, parse_activation
 

@@ -46,13 +46,13 @@ from ._errors import UnknownTrainable as UnknownTrainable
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .numeric import CheckReport as CheckReport
+    from .check import CheckReport as CheckReport
+    from .check import check_activation as check_activation
     from .numeric import DEQCoefficients as DEQCoefficients
     from .numeric import DEQProblem as DEQProblem
     from .numeric import ExplicitCoefficients as ExplicitCoefficients
     from .numeric import SpectralLaw as SpectralLaw
     from .numeric import Verified as Verified
-    from .numeric import check_activation as check_activation
     from .numeric import deq_coefficients as deq_coefficients
     from .numeric import deq_coefficients_sweep as deq_coefficients_sweep
     from .numeric import design_enn as design_enn
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(
         (
-            "CheckReport", "check_activation", "DEQCoefficients", "DEQProblem", "ExplicitCoefficients", "Verified", "deq_coefficients",
+            "DEQCoefficients", "DEQProblem", "ExplicitCoefficients", "Verified", "deq_coefficients",
             "deq_coefficients_sweep", "design_enn", "explicit_coefficients", "scan_fixed_points",
             "sphere_coefficients",
         ),
@@ -86,6 +86,8 @@ _LAZY = {
         ),
         ".symbolic",
     ),
+    # issue 20: a user's activation checked, above numeric and validate
+    **dict.fromkeys(("CheckReport", "check_activation"), ".check"),
     # issue 22: spectra and kernels on the user's data (torch only where a kernel is computed)
     **dict.fromkeys(
         ("DEQKernel", "SpectrumReport", "equivalent_kernels", "kernels", "spectrum"), ".validate"

@@ -1,6 +1,6 @@
 """Property-based tests for your own activation: Hypothesis strategies and plain property checks.
 
-The checks are the consistency items of ``deqrmt check`` (:mod:`deqrmt.numeric._check`), run on
+The checks are the consistency items of ``deqrmt check`` (:mod:`deqrmt.check`), run on
 the engine itself: digits stable from dps 30 to 60, τ*² = σ_a²γ*² + σ_b²τ0², Stein weak
 derivatives against finite differences (smooth φ), the generated module against the engine,
 and the σ_a² → 0 limit against the one-layer explicit network.  A failure raises
@@ -48,16 +48,14 @@ import sympy as sp
 from . import _arguments
 from ._errors import ActivationError, DeqrmtError, InvalidArgument
 from ._text import escape_controls
-from .numeric._check import (
+from .check import (
     CONSISTENCY_CHECKS,
     FAIL,
     CheckItem,
     assumption_items,
     consistency_items,
-    lipschitz_bound,
 )
-from .numeric._moments import evaluator_for
-from .numeric._problem import DEQProblem
+from .numeric import DEQProblem, evaluator_for, lipschitz_bound
 from .symbolic import LIBRARY, Activation, get_activation, library_activation, parse_activation
 
 __all__ = [

@@ -27,7 +27,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="check Assumption 1 (ICML 2024) for φ and the consistency of deqrmt's numbers",
         description="Checks, for one activation and setting: the paper's Assumption 1 (φ "
         "L₁-Lipschitz with L₁ bounded rigorously by interval arithmetic, finite weak moments, "
-        "σ_a² < 1/(4L₁²), σ_a² < 2/E[(φ²)''(τξ)]), the contraction the proofs actually use "
+        "σ_a² < 1/(4L₁²), σ_a² < 2/E[(φ²)''(τξ)] for every τ > 0 with the supremum proved by "
+        "interval arithmetic), the contraction the proofs actually use "
         "(σ_a² E[(φ_c²)''(τ*ξ)]/2 < 1, σ_a² E[φ'(τ*ξ)²] < 1) and whether it holds beyond the "
         "assumption; and the engine's consistency: digits stable from dps 30 to 60, "
         "τ*² = σ_a²γ*² + σ_b²τ0², Stein weak derivatives against finite differences (smooth φ), "
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the check and print the report; 0 when every applicable item passes, else 1."""
     import contextlib
 
-    from ..numeric._check import check_activation
+    from ..check import check_activation
     from ._common import validate_extra
 
     guard = validate_extra(NAME) if args.mc else contextlib.nullcontext()

@@ -40,22 +40,36 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import flint
 import sympy as sp
 from flint import acb, arb
 
-from ..symbolic import TAU, XI, Activation, X, moment_set
+from .. import _arguments
+from .._errors import InvalidArgument
+from ..symbolic import TAU, XI, Activation, X, get_activation, moment_set
 from ..symbolic._expectation import MOMENTS
 from ._arb import (
     ACB_FUNCTIONS,
     ARB_FUNCTIONS,
     AcbContext,
     ArbContext,
+    bits_for_digits,
     to_arb,
     unsupported,
     workprec,
 )
+from ._envelope import linear_envelope
+from ._growth import (
+    BOUND_PREC,
+    Growth,
+    NotEnclosable,
+    _lo,
+    _up,
+    growth_bound,
+    lower_bound,
+    point_ball,
+)
 from ._printer import compile_function
+from ._problem import exact_number
 
 __all__ = [
     "NotEnclosable",
@@ -66,374 +80,27 @@ __all__ = [
     "gaussian_tail",
     "MomentEncloser",
     "encloser_for",
+    "enclose_moments",
 ]
 
 #: the moments the coefficient formulas use (names of deqrmt.symbolic._expectation.MOMENTS)
 ENCLOSED_MOMENTS = ("phi", "d1", "d2", "sq", "sq2", "dsq")
-#: precision (bits) of the tail bounds: they are upper bounds, not the values themselves
-_BOUND_PREC = 64
 _MAX_CUT_STEPS = 40
-
-
-class NotEnclosable(Exception):
-    """Internal signal: a moment of this activation is outside what the enclosure rules cover
-    (an unsupported function, no provable growth bound, a non-finite ball).  The caller falls
-    back to the verified path and reports ``certified: false`` with this message."""
-
-
-# ---------------------------------------------------------------------------
-# Growth bounds on [x0, ∞), derived from the expression tree.
-# ---------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Growth:
-    """|g(x)| ≤ c (1 + x)^p e^{a x} for every x ≥ x0 (c, p, a ≥ 0, upper bounds as exact arbs)."""
-
-    c: arb
-    p: arb
-    a: arb
-
-    def __add__(self, other: Growth) -> Growth:
-        # (1 + x)^p and e^{ax} are ≥ 1, so each bound is below the one with the larger p, a
-        return Growth(self.c + other.c, _max(self.p, other.p), _max(self.a, other.a))
-
-    def __mul__(self, other: Growth) -> Growth:
-        return Growth(self.c * other.c, self.p + other.p, self.a + other.a)
-
-
-def _up(v: arb) -> arb:
-    if not v.is_finite():
-        raise NotEnclosable(f"a bound evaluated to {v}")
-    return arb(v.upper())
-
-
-def _lo(v: arb) -> arb:
-    if not v.is_finite():
-        raise NotEnclosable(f"a bound evaluated to {v}")
-    return arb(v.lower())
-
-
-def _max(a: arb, b: arb) -> arb:
-    return _up(a) if _up(a) >= _up(b) else _up(b)
-
-
-_BOUNDED: dict[type, Callable[[], arb]] = {
-    sp.tanh: lambda: arb(1),
-    sp.erf: lambda: arb(1),
-    sp.sin: lambda: arb(1),
-    sp.cos: lambda: arb(1),
-    sp.erfc: lambda: arb(2),
-    sp.atan: lambda: _up(arb.pi() / 2),
-}
-#: lower bounds of bounded functions (of a real argument)
-_BOUNDED_BELOW: dict[type, Callable[[], arb]] = {
-    sp.tanh: lambda: arb(-1),
-    sp.erf: lambda: arb(-1),
-    sp.sin: lambda: arb(-1),
-    sp.cos: lambda: arb(-1),
-    sp.erfc: lambda: arb(0),
-    sp.atan: lambda: _lo(-arb.pi() / 2),
-    sp.exp: lambda: arb(0),
-    sp.cosh: lambda: arb(1),
-}
-
-
-@functools.lru_cache(maxsize=512)
-def _constant(e: sp.Expr) -> arb:
-    """A constant expression as a ball at the bound precision (rigorous, not a float)."""
-    if e.is_Rational:
-        return to_arb(e)
-    bad = unsupported(e, ARB_FUNCTIONS, holomorphic=False)
-    if bad:
-        raise NotEnclosable(f"constant {e}: {', '.join(bad)}")
-    ctx = ArbContext(_BOUND_PREC)
-    fn = compile_function("constant", [], [e])
-    with ctx.workprec():
-        (v,) = fn(ctx)
-    if not isinstance(v, arb):
-        v = to_arb(v)
-    if not v.is_finite():
-        raise NotEnclosable(f"constant {e} is not finite")
-    return v
-
-
-def lower_bound(e: sp.Expr, x0: arb) -> arb | None:
-    """A proved lower bound of ``e(x)`` over x ≥ x0 (x0 > 0), or None if none is derived."""
-    if not e.has(X):
-        return _lo(_constant(e))
-    if e == X:
-        return x0
-    if isinstance(e, sp.Add):
-        total = arb(0)
-        for t in e.args:
-            part = lower_bound(t, x0)
-            if part is None:
-                return None
-            total += part
-        return _lo(total)
-    if isinstance(e, sp.Mul):
-        parts = [lower_bound(t, x0) for t in e.args]
-        if any(p is None or not p >= 0 for p in parts):
-            return None
-        prod = arb(1)
-        for p in parts:
-            prod *= p  # type: ignore[operator]
-        return _lo(prod)
-    if isinstance(e, sp.Pow):
-        n = e.exp
-        if n.is_Integer and n > 0:
-            base = lower_bound(e.base, x0)
-            if base is not None and base >= 0:
-                return _lo(base ** int(n))
-            return arb(0) if int(n) % 2 == 0 else None
-        if n.is_number and n.is_negative:
-            base = lower_bound(e.base, x0)
-            return arb(0) if base is not None and base > 0 else None
-        if n.is_number and n.is_positive:  # a real root of something ≥ 0
-            base = lower_bound(e.base, x0)
-            return arb(0) if base is not None and base >= 0 else None
-        return None
-    if isinstance(e, sp.Function) and type(e) in _BOUNDED_BELOW:
-        return _BOUNDED_BELOW[type(e)]()
-    return None
-
-
-def _poly_sup(u: sp.Expr, x0: arb) -> arb | Growth | None:
-    """sup of a polynomial u of degree ≤ 2 over [x0, ∞): a ball (bounded) or linear growth."""
-    if not u.is_polynomial(X):
-        return None
-    poly = sp.Poly(u, X)
-    if poly.degree() > 2:
-        lead = poly.LC()
-        if lead.is_negative:
-            return None  # bounded above, but not maximised here; the caller declines
-        raise NotEnclosable(f"exp({u}) grows faster than the Gaussian decays")
-    cs = [sp.S.Zero] * (3 - len(poly.all_coeffs())) + list(poly.all_coeffs())
-    c2, c1, c0 = cs
-    if c2 != 0:
-        if not c2.is_negative:
-            raise NotEnclosable(f"exp({u}) grows like a Gaussian: moments need bounds on τ")
-        a2, a1, a0 = _constant(c2), _constant(c1), _constant(c0)
-        vertex = -a1 / (2 * a2)
-        if vertex.upper() <= x0.lower():
-            return _up(a2 * x0 * x0 + a1 * x0 + a0)  # decreasing on [x0, ∞)
-        return _up(a0 - a1 * a1 / (4 * a2))
-    if c1 != 0:
-        if c1.is_negative:
-            return _up(_constant(c1) * x0 + _constant(c0))
-        return Growth(_up(_constant(c0).exp()), arb(0), _up(_constant(c1)))
-    return _up(_constant(c0))
-
-
-def growth_bound(e: sp.Expr, x0: arb) -> Growth:
-    """|e(x)| ≤ c (1 + x)^p e^{ax} for x ≥ x0 ≥ 1, from the expression tree (see module doc).
-
-    Raises:
-      NotEnclosable: a node without a rule (the tail cannot be bounded this way).
-    """
-    with workprec(_BOUND_PREC):
-        return _growth(e, x0)
-
-
-def _log_argument(u: sp.Expr, x0: arb) -> tuple[arb, Growth]:
-    """(a positive lower bound, the growth bound) of the argument u of log u on [x0, ∞)."""
-    low = lower_bound(u, x0)
-    if low is None or not low > 0:
-        raise NotEnclosable(f"log({u}): argument not proved positive on [{x0}, ∞)")
-    return low, _growth(u, x0)
-
-
-def _growth(e: sp.Expr, x0: arb) -> Growth:
-    zero = arb(0)
-    if not e.has(X):
-        return Growth(_up(abs(_constant(e))), zero, zero)
-    if e == X:
-        return Growth(arb(1), arb(1), zero)
-    if isinstance(e, sp.Add):
-        out = _growth(e.args[0], x0)
-        for t in e.args[1:]:
-            out = out + _growth(t, x0)
-        return out
-    if isinstance(e, sp.Mul):
-        out = _growth(e.args[0], x0)
-        for t in e.args[1:]:
-            out = out * _growth(t, x0)
-        return out
-    if isinstance(e, sp.Pow):
-        base, n = e.base, e.exp
-        if not base.has(X) and n.has(X):  # c**u = exp(u log c), c > 0
-            if not base.is_positive:
-                raise NotEnclosable(f"power {e} with a base that is not positive")
-            return _growth(sp.exp(n * sp.log(base)), x0)
-        if not n.is_number:
-            raise NotEnclosable(f"power {e}")
-        if n.is_negative:
-            low = lower_bound(base, x0)
-            if low is None or not low > 0:
-                raise NotEnclosable(
-                    f"no positive lower bound for the denominator {base} on [{x0}, ∞)"
-                )
-            return Growth(_up(low ** _constant(n)), zero, zero)
-        g = _growth(base, x0)
-        if n.is_Integer:
-            k = int(n)
-            return Growth(_up(g.c**k), g.p * k, g.a * k)
-        low = lower_bound(base, x0)
-        if low is None or low < 0:
-            raise NotEnclosable(f"real power {e} of a base not proved ≥ 0")
-        r = _constant(n)
-        return Growth(_up(g.c**r), _up(g.p * r), _up(g.a * r))
-    if isinstance(e, sp.exp):
-        u = e.args[0]
-        sup = _poly_sup(u, x0)
-        if isinstance(sup, Growth):
-            return sup
-        if sup is not None:
-            return Growth(_up(sup.exp()), zero, zero)
-        g = _growth(u, x0)
-        if g.a == 0 and g.p <= 1:  # |u| ≤ c(1 + x) ⇒ e^u ≤ e^c e^{cx}
-            return Growth(_up(g.c.exp()), zero, g.c)
-        raise NotEnclosable(f"exp({u}): no linear bound on the exponent")
-    if isinstance(e, sp.log):
-        low, g = _log_argument(e.args[0], x0)
-        # log u ≤ log c + p log(1 + x) + a x ≤ |log c| + (p + a)(1 + x);  log u ≥ log(low)
-        level = _max(abs(low.log()), abs(g.c.log())) if g.c > 0 else abs(low.log())
-        return Growth(_up(level + g.p + g.a), arb(1), zero)
-    if isinstance(e, sp.Abs):
-        return _growth(e.args[0], x0)
-    if isinstance(e, (sp.sinh, sp.cosh)):
-        g = _growth(e.args[0], x0)
-        if g.a == 0 and g.p <= 1:
-            return Growth(_up(g.c.exp()), zero, g.c)
-        raise NotEnclosable(f"{e}: no linear bound on the argument")
-    if isinstance(e, sp.Function) and type(e) in _BOUNDED:
-        return Growth(_BOUNDED[type(e)](), zero, zero)
-    raise NotEnclosable(f"no growth rule for {type(e).__name__} in {e}")
-
-
-#: sub-intervals per piece for the interval sup of |φ| between the outer cuts
-_ENVELOPE_CELLS = 64
-
-
-def _affine(e: sp.Expr, x0: arb) -> tuple[arb, arb]:
-    """(A, B) with |e(x)| ≤ A + B x for every x ≥ x0 ≥ 1, proved.
-
-    :func:`growth_bound`'s c(1 + x) has slope c, which for log(1 + e^x) is 1 + log 2, not 1:
-    an envelope slope B ≥ 1/σ_a could prove no end for the scan at all.  These rules keep the
-    slope exact where the tree allows (sums, constant factors, logs, absolute values) and fall
-    back to the growth bound only for parts that stay bounded.
-
-    Raises:
-      NotEnclosable: a part grows and has no rule here (the caller uses the growth bound).
-    """
-    zero = arb(0)
-    if not e.has(X):
-        return _up(abs(_constant(e))), zero
-    if e == X:
-        return zero, arb(1)
-    if isinstance(e, sp.Add):
-        a, b = zero, zero
-        for t in e.args:
-            ta, tb = _affine(t, x0)
-            a, b = _up(a + ta), _up(b + tb)
-        return a, b
-    if isinstance(e, sp.Mul):
-        a, b = arb(1), zero
-        for t in e.args:
-            ta, tb = _affine(t, x0)
-            if b != 0 and tb != 0:
-                raise NotEnclosable(f"{e}: a product of two growing factors")
-            # (a + b x)(ta + tb x) with b·tb = 0
-            a, b = _up(a * ta), _up(a * tb + b * ta)
-        return a, b
-    if isinstance(e, sp.Abs):
-        return _affine(e.args[0], x0)
-    if isinstance(e, sp.log):
-        low, g = _log_argument(e.args[0], x0)
-        if not g.c > 0:
-            raise NotEnclosable(f"log({e.args[0]}): no positive growth constant")
-        # log u ≤ log c + p log(1 + x) + a x, and log(1 + x) ≤ log(1 + x0) + x/(1 + x0) (it is
-        # concave); log u ≥ log(low): |log u| ≤ max(|log low|, |log c| + p log(1 + x0)) + B x
-        top = _up(abs(g.c.log()) + g.p * (1 + x0).log())
-        return _max(abs(low.log()), top), _up(g.p / (1 + x0) + g.a)
-    g = _growth(e, x0)
-    if g.p == 0 and g.a == 0:
-        return g.c, zero
-    raise NotEnclosable(f"no affine rule for {type(e).__name__} in {e}")
-
-
-def _piece_sup(e: sp.Expr, lo: arb, hi: arb) -> arb | None:
-    """A proved upper bound of |e(x)| over [lo, hi] (Arb interval evaluation on cells)."""
-    if unsupported(e, ARB_FUNCTIONS, holomorphic=False):
-        return None
-    fn = compile_function("envelope_piece", [X], [e])
-    ctx = ArbContext(_BOUND_PREC)
-    top = arb(0)
-    with ctx.workprec():
-        width = (hi - lo) / _ENVELOPE_CELLS
-        for i in range(_ENVELOPE_CELLS):
-            a, b = lo + width * i, lo + width * (i + 1)
-            (v,) = fn(ctx, arb((a + b) / 2, _up(abs(b - a) / 2)))
-            v = v if isinstance(v, arb) else to_arb(v)
-            if not v.is_finite():
-                return None
-            top = _max(top, abs(v))
-    return top
-
-
-@functools.lru_cache(maxsize=256)
-def linear_envelope(act: Activation) -> tuple[arb, arb, arb] | None:
-    """(A, B₊, B₋) with |φ(x)| ≤ A + B₊x for x ≥ 0 and |φ(x)| ≤ A + B₋|x| for x ≤ 0, proved;
-    None where none is derived.  (One slope per side: ReLU-like φ are flat on one.)
-
-    Beyond the cut x0 = max(1, |outermost kink|) each outer piece is bounded by :func:`_affine`'s
-    rules, or else by its growth bound (:func:`growth_bound`, which must come out as
-    c(1 + |x|)^p with p ≤ 1 and no exponential) as c + c|x|; on [−x0, x0] each piece's |φ| is bounded by Arb interval evaluation.  It
-    tells the fixed-point scan where F(q) < q must hold (see ``_fixed_point``).
-    """
-    with workprec(_BOUND_PREC):
-        cut = max([arb(1), *(abs(_point(k)) for k in act.kinks)], key=lambda v: float(v.upper()))
-        x0 = _up(cut)
-        a_coef, slopes = arb(0), []
-        ends = act.pieces[-1].expr, act.pieces[0].expr.subs(X, -X)  # x → +∞, then x → −∞
-        for e in ends:
-            try:
-                ea, eb = _affine(e, x0)
-            except NotEnclosable:
-                try:
-                    g = growth_bound(e, x0)
-                except NotEnclosable:
-                    return None
-                if not (g.a == 0 and g.p <= 1):
-                    return None
-                ea, eb = g.c, (g.c if g.p > 0 else arb(0))  # c(1 + x)^p ≤ c + c x
-            a_coef = _max(a_coef, ea)
-            slopes.append(_up(eb))
-        for piece in act.pieces:
-            # the piece's part of [−x0, x0], widened outward to cover inexact kinks
-            lo = -x0 if piece.lo == sp.S.NegativeInfinity else _lo(_point(piece.lo))
-            hi = x0 if piece.hi == sp.S.Infinity else _up(_point(piece.hi))
-            lo, hi = _max(lo, -x0), -_max(-hi, -x0)
-            if not lo < hi:
-                continue
-            try:
-                top = _piece_sup(piece.expr, lo, hi)
-            except (NotEnclosable, ValueError, ZeroDivisionError):
-                return None
-            if top is None:
-                return None
-            a_coef = _max(a_coef, top)
-        return a_coef, slopes[0], slopes[1]
+# NotEnclosable, Growth, growth_bound, lower_bound (from ._growth) and linear_envelope (from
+# ._envelope) are re-exported: the certified paths import them from here.
 
 
 def gaussian_tail(weight: Iterable[int], g: Growth, tau_hi: arb, r: arb) -> arb | None:
-    """Upper bound of ∫_R^∞ |w(ξ)| |g(τξ)| pdf(ξ) dξ for every τ ≤ τ_hi (see (tail) above).
+    """Upper bound of ∫_R^∞ |w(ξ)| |g(τξ)| pdf(ξ) dξ for every τ ≤ τ_hi (the (tail) lemma of the
+    module docstring); ``weight`` are the polynomial's coefficients (lowest first), r ≥ 1.
 
-    ``weight`` are the polynomial's coefficients (lowest first); ``r`` ≥ 1.  None when the
-    lemma's condition R/2 ≥ b + m/R fails (take a larger R).
+    With |He_k(ξ)| ≤ S ξ^k (S the sum of |coefficients|), ξ ≥ R ≥ 1 and b = a τ_hi, the
+    integrand is at most S C (1 + τ_hi)^p ξ^m e^{bξ − ξ²/2}/√(2π), m = k + p; if
+    R/2 ≥ b + m/R, ∫_R^∞ ξ^m e^{bξ − ξ²/2} dξ ≤ 2 R^{m−1} e^{bR − R²/2}.  None when that
+    condition fails (take a larger R).  g must have p, a ≥ 0 (the default of
+    :func:`growth_bound`).
     """
-    with workprec(_BOUND_PREC):
+    with workprec(BOUND_PREC):
         w = list(weight)
         s = arb(sum(abs(int(c)) for c in w))
         k = len(w) - 1
@@ -563,7 +230,7 @@ class MomentEncloser:
             which = "dphi" if kind == "dsq" else "phi"
             expr = self._pieces[which][-1 if side > 0 else 0]
             base = growth_bound(expr if side > 0 else expr.subs(X, -X), arb(cut))
-            with workprec(_BOUND_PREC):
+            with workprec(BOUND_PREC):
                 self._growth[key] = base if kind == "phi" else base * base
         return self._growth[key]
 
@@ -571,7 +238,7 @@ class MomentEncloser:
         """Bound on both tails |x| > cut of E[w(ξ) g(τξ)] (None: cut too small for the lemma)."""
         o = self.open[name]
         tau_hi = _up(tau)
-        with workprec(_BOUND_PREC):
+        with workprec(BOUND_PREC):
             r = _lo(arb(cut) / tau_hi)
             total = arb(0)
             for side in (1,) if o.fold else (1, -1):
@@ -718,7 +385,7 @@ class MomentEncloser:
         err = arb(0)
         for a, b in zip(points[:-1], points[1:], strict=True):
             f = self._integrand(names, sum(1 for k in kinks if k <= a), tau, prec)
-            a_ball, b_ball = _point(a), _point(b)
+            a_ball, b_ball = point_ball(a), point_ball(b)
             total += acb.integral(f, acb(a_ball.mid()), acb(b_ball.mid()))
             err += _endpoint_error(f, a_ball) + _endpoint_error(f, b_ball)
         norm = (2 if fold else 1) / (tau * (2 * arb.pi()).sqrt())
@@ -732,14 +399,6 @@ class MomentEncloser:
                 value += arb(0, t)
             out[n] = value / tau ** self.open[n].order
         return out
-
-
-def _point(p: sp.Expr) -> arb:
-    """A kink or cut as a ball at the working precision (exact when dyadic)."""
-    if p.is_Rational:
-        return to_arb(p)
-    (v,) = compile_function("kink", [], [p])(ArbContext(flint.ctx.prec))
-    return v if isinstance(v, arb) else to_arb(v)
 
 
 def _endpoint_error(f: Callable[[acb, bool], acb], p: arb) -> arb:
@@ -757,3 +416,45 @@ def _endpoint_error(f: Callable[[acb, bool], acb], p: arb) -> arb:
 def encloser_for(act: Activation) -> MomentEncloser:
     """The (cached) :class:`MomentEncloser` of ``act``."""
     return MomentEncloser(act)
+
+
+@functools.lru_cache(maxsize=64)
+def _encloser_of(act: Activation, names: tuple[str, ...]) -> MomentEncloser:
+    return MomentEncloser(act, names)
+
+
+def enclose_moments(
+    activation: str | Activation, tau: Any, names: Iterable[str], dps: int = 30
+) -> dict[str, arb]:
+    """Arb balls of Gaussian moments of φ at the exact scale ``tau`` (proven to ~``dps`` digits).
+
+    Args:
+      activation: library name, expression in x or :class:`Activation`.
+      tau: the scale τ > 0, exact (int, Fraction, decimal string, mpmath number).
+      names: keys of :data:`deqrmt.symbolic._expectation.MOMENTS` (``"phi"``, ``"d1"`` … ``"d4"``
+        for E[φ^(k)(τξ)] by Stein's identity, ``"sq"``, ``"sq2"``, ``"dsq"``).
+      dps: digits of the working precision.
+
+    Raises:
+      NotEnclosable: a moment outside the enclosure rules (the caller says so).
+    """
+    act = get_activation(activation)
+    t = exact_number(tau, "tau")
+    if not t > 0:
+        raise InvalidArgument(f"tau={_arguments.show(tau)}: expected a scale τ > 0.")
+    keys = tuple(
+        dict.fromkeys(
+            _arguments.sequence(
+                names,
+                "names",
+                "moment names",
+                hi=len(MOMENTS),
+                item=lambda v, where: _arguments.choice(v, where, tuple(MOMENTS)),
+            )  # fmt: skip
+        )
+    )
+    dps = _arguments.integer(dps, "dps", 5, 10_000)
+    prec = bits_for_digits(dps) + 32
+    with workprec(prec):
+        ball = to_arb(t)
+    return _encloser_of(act, keys)(ball, keys, prec)
