@@ -36,7 +36,8 @@ from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from .._errors import DerivationError, InvalidArgument, NoConvergence, NoReachableInterpolant
 from ..symbolic._bias import BETA0, BiasDerivation
-from ._printer import array_function, compile_function
+from ._contexts import NUMPY
+from ._printer import compile_function
 
 __all__ = [
     "BiasLimit",
@@ -264,11 +265,11 @@ def float_functions(d: BiasDerivation) -> Callable[[np.ndarray], tuple[np.ndarra
         (1 / d.h).subs(subs),
     ]
     if not any(e.has(sp.Integral, sp.LambertW) for e in exprs):
-        fn = array_function([d.beta], exprs, modules="numpy")
+        fn = compile_function("bias_q_float", [d.beta], exprs, arrays=True)
 
         def vectorised(beta: np.ndarray) -> tuple[np.ndarray, ...]:
             with np.errstate(all="ignore"):  # outside the domain: nan, rejected by the caller
-                out = fn(beta)
+                out = fn(NUMPY, beta)
             return tuple(np.broadcast_to(np.asarray(v, dtype=float), beta.shape) for v in out)
 
         return vectorised
