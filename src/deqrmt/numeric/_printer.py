@@ -30,11 +30,11 @@ the arguments of a ``def`` only with such identifiers, or with fixed labels of t
 pass :func:`_check_label` (``deqrmt codegen``'s ``x`` and ``tau``).
 
 Stable forms: :data:`STABLE_FORMS` is a tuple of rewrite rules (logistic and softplus of an
-exponential, log-sum-exp, ``expm1``), applied on request before printing, so that code run with
-``mpmath.fp`` never takes ``math.exp`` of a large argument where the value is finite
-(``deqrmt codegen``'s modules integrate over the whole real line in floats).  The engine's own
-functions do not use them: its quadrature stays on finite panels, and the Arb context has no
-``max``/``abs`` branches.
+exponential, log-sum-exp, ``expm1``), applied on request before printing, so that code run in
+floats never takes ``exp`` of a large argument where the value is finite: ``deqrmt codegen``'s
+modules (``mpmath.fp`` over the whole real line), the float sweep's pieces and the Monte Carlo's
+φ use them.  The engine's own functions do not: its quadrature stays on finite panels at the
+working precision, and the Arb context has no ``max``/``abs`` branches.
 """
 
 from __future__ import annotations
