@@ -1,7 +1,7 @@
 """The one door into executed code (issue 27) and names that are ours (issue 25).
 
 Every path from SymPy to executed source (``compile_function``, ``function_source``,
-``print_constant``, the printer itself, ``array_function`` for numpy/torch) accepts only
+``print_constant``, the printer itself, the array dialect for numpy/torch) accepts only
 declared symbols and whitelisted classes and prints every symbol as an identifier of its own.
 The serializer rebuilds any name for a Symbol, Dummy or undefined Function from a cache file;
 here each class it whitelists carries hostile names through each path, and nothing runs.
@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 from sympy.functions.elementary.piecewise import ExprCondPair
 
 from deqrmt._errors import DerivationError
+from deqrmt.numeric._contexts import NUMPY
 from deqrmt.numeric._printer import (
     STABLE_FORMS,
     ContextPrinter,
     Logistic,
     Softplus,
-    array_function,
     compile_function,
     function_source,
     print_constant,
@@ -116,8 +116,9 @@ def _paths() -> list:  # type: ignore[type-arg]
         lambda e: function_source("f", [X], [e], labels=("x",), rewrite=STABLE_FORMS),
         lambda e: print_constant(e),
         lambda e: ContextPrinter({X: "x"}).doprint(e),
-        lambda e: array_function([X], e, "numpy"),
-        lambda e: array_function([X], [e, X], "math"),
+        lambda e: compile_function("f", [X], [e], arrays=True),
+        lambda e: compile_function("f", [X], [e, X], rewrite=STABLE_FORMS, arrays=True),
+        lambda e: ContextPrinter({X: "x"}, arrays=True).doprint(e),
     ]
 
 
@@ -160,8 +161,9 @@ def test_a_declared_argument_prints_as_ours_whatever_its_name(tmp_path: Path, wh
         assert _identifiers(src) <= {"f", "ctx", "_a0", "_a1", "_t0"}, src
         f = compile_function("f", [a, X], [a * X + 1])
         assert f(mpmath.mp, 2, 3) == (7,)
-        g = array_function([a], a**2, "math")
-        assert g(3.0) == 9.0
+        g = compile_function("g", [a], [a**2], arrays=True)
+        assert g(NUMPY, 3.0) == (9.0,)
+        assert _identifiers(function_source("g", [a], [a**2], arrays=True)) <= {"g", "ctx", "_a0"}
     assert list(tmp_path.iterdir()) == []
 
 

@@ -88,3 +88,15 @@ def test_float32_and_shapes() -> None:
     assert out.dtype == torch.float32 and out.shape == (3, 4)
     ref = t * 0.5 * (1 + torch.special.erf(t / math.sqrt(2))) - 0.25
     assert torch.allclose(out, ref, atol=1e-6)
+
+
+@pytest.mark.parametrize("spec", ["hard_tanh", "relu", "min(max(x, -1), 1) + 0.5*x", "elu"])
+def test_constant_pieces_keep_the_input_dtype_and_shape(spec: str) -> None:
+    # a piece that is a constant (hard_tanh's φ' = 0, 1, 0) is a number in the generated code:
+    # φ_c and φ_c' still come back in the input's dtype and shape, never aliasing a constant
+    ca = CenteredActivation.from_activation(_act(spec), 0.0)
+    for dtype in (torch.float32, torch.float64):
+        t = torch.linspace(-3, 3, 12, dtype=dtype).reshape(3, 4)
+        for out in (ca.phi(t), ca.dphi(t)):
+            assert out.dtype == dtype and out.shape == (3, 4)
+            out.add_(1)  # a tensor of its own (in-place works)

@@ -43,7 +43,8 @@ from .._errors import (
     NoReachableInterpolant,
 )
 from ..symbolic._bias import BETA0, BiasDerivation
-from ._printer import array_function, compile_function
+from ._contexts import NUMPY
+from ._printer import compile_function
 
 __all__ = [
     "MAX_D",
@@ -365,11 +366,11 @@ def float_functions(d: BiasDerivation) -> Callable[[np.ndarray], tuple[np.ndarra
         (1 / d.h).subs(subs),
     ]
     if not any(e.has(sp.Integral, sp.LambertW) for e in exprs):
-        fn = array_function([d.beta], exprs, modules="numpy")
+        fn = compile_function("bias_q_float", [d.beta], exprs, arrays=True)
 
         def vectorised(beta: np.ndarray) -> tuple[np.ndarray, ...]:
             with np.errstate(all="ignore"):  # outside the domain: nan, rejected by the caller
-                out = fn(beta)
+                out = fn(NUMPY, beta)
             return tuple(np.broadcast_to(np.asarray(v, dtype=float), beta.shape) for v in out)
 
         return vectorised

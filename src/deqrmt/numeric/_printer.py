@@ -1,9 +1,23 @@
-"""Code generation: SymPy expressions → Python source that runs on an mpmath context.
+"""Code generation: SymPy expressions → Python source that runs on a context, one per backend.
 
-The one door into executed code.  Generated functions take the context as their first argument
-(``ctx``), so the same body runs with a private ``mpmath.MPContext`` at any precision, with
-``mpmath.fp`` for speed or with the Arb context, and the global ``mp.dps`` is never touched.
-Rationals print as ``ctx.mpf(p)/ctx.mpf(q)``: exact at the context's precision.
+The one door from SymPy into executed code.  Generated functions take the context as their
+first argument (``ctx``), so the same body runs with a private ``mpmath.MPContext`` at any
+precision, with ``mpmath.fp`` for speed, with the Arb contexts (:mod:`._arb`), on float64 numpy
+arrays (:data:`deqrmt.numeric._contexts.NUMPY`) or on torch tensors
+(:class:`deqrmt.validate._torch_context.TorchContext`); the global ``mp.dps`` is never touched.
+Rationals print as ``ctx.mpf(p)/ctx.mpf(q)``: exact at the context's precision (the float
+contexts' ``mpf`` is ``float``: the quotient is then p/q correctly rounded).
+
+Two dialects of one printer.  Scalar contexts (mpmath, Arb) get Python control flow: a
+Piecewise prints as a conditional expression, so only the selected branch is evaluated, and
+``max``/``min``/``and`` are Python's.  Array contexts (``arrays=True``) cannot branch on a
+condition that holds in some lanes only, so there every construct that branches is a call the
+context implements elementwise: ``ctx.piecewise((cond, value), …)`` (every branch evaluated, the
+first true condition selected lane by lane), ``ctx.heaviside``, ``ctx.maximum``,
+``ctx.minimum``, ``ctx.logical_and``/``logical_or``/``logical_not``, ``ctx.logistic`` and
+``ctx.softplus``.  Everything else prints the same in both; :data:`ARRAY_NAMES` lists every
+name an array context must provide.  (Common subexpressions are computed before the return
+expression: a sub-expression that several branches share is evaluated whichever is selected.)
 
 What may be printed is decided here, not by the caller (issue 27): an expression's free symbols
 must be among the declared arguments, and every symbol prints as an identifier of ours
@@ -16,11 +30,11 @@ the arguments of a ``def`` only with such identifiers, or with fixed labels of t
 pass :func:`_check_label` (``deqrmt codegen``'s ``x`` and ``tau``).
 
 Stable forms: :data:`STABLE_FORMS` is a tuple of rewrite rules (logistic and softplus of an
-exponential, log-sum-exp, ``expm1``), applied on request before printing, so that code run with
-``mpmath.fp`` never takes ``math.exp`` of a large argument where the value is finite
-(``deqrmt codegen``'s modules integrate over the whole real line in floats).  The engine's own
-functions do not use them: its quadrature stays on finite panels, and the Arb context has no
-``max``/``abs`` branches.
+exponential, log-sum-exp, ``expm1``), applied on request before printing, so that code run in
+floats never takes ``exp`` of a large argument where the value is finite: ``deqrmt codegen``'s
+modules (``mpmath.fp`` over the whole real line), the float sweep's pieces and the Monte Carlo's
+φ use them.  The engine's own functions do not: its quadrature stays on finite panels at the
+working precision, and the Arb context has no ``max``/``abs`` branches.
 """
 
 from __future__ import annotations
@@ -41,8 +55,8 @@ from sympy.printing.pycode import MpmathPrinter
 from .._errors import DerivationError
 
 __all__ = [
+    "ARRAY_NAMES",
     "ContextPrinter",
-    "array_function",
     "Rewrite",
     "STABLE_FORMS",
     "compile_function",
@@ -216,6 +230,17 @@ _NODES: frozenset[type] = frozenset({
 _RESERVED = frozenset({"ctx", "abs", "max", "min", "mpmath", "math", "Fraction"}) | frozenset(
     keyword.kwlist
 )
+#: Every ``ctx.<name>`` that code printed with ``arrays=True`` may call (the printer's whole
+#: whitelist): an array context implements all of them.  ``lowergamma``/``uppergamma`` print as
+#: ``gammainc``; ``Heaviside`` as ``heaviside``; ``Max``/``Min`` as ``maximum``/``minimum``.
+ARRAY_NAMES: frozenset[str] = frozenset({
+    "mpf", "pi", "e", "euler", "inf",
+    "exp", "log", "sqrt", "erf", "erfc", "sign", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+    "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh", "gamma", "gammainc",
+    "besseli", "besselj", "besselk", "expm1", "log1p",
+    "piecewise", "heaviside", "maximum", "minimum", "logical_and", "logical_or", "logical_not",
+    "logistic", "softplus",
+})  # fmt: skip
 _LABEL = re.compile(r"[a-z][a-z0-9_]{0,30}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,60}")
 
@@ -262,11 +287,14 @@ class ContextPrinter(MpmathPrinter):
     """MpmathPrinter that prints ``ctx.<name>`` for ``mpmath.<name>`` and symbols by a table.
 
     ``names`` maps each symbol that may appear to its identifier; any other symbol raises.
+    ``arrays`` selects the array dialect (see the module docstring): every branch becomes a
+    ``ctx`` call that an array context evaluates elementwise.
     """
 
-    def __init__(self, names: dict[sp.Symbol, str] | None = None) -> None:
+    def __init__(self, names: dict[sp.Symbol, str] | None = None, *, arrays: bool = False) -> None:
         super().__init__({"fully_qualified_modules": True, "inline": True, "strict": True})
         self._names = dict(names or {})
+        self._arrays = bool(arrays)
 
     def doprint(self, expr: Any, assign_to: Any = None) -> str:
         _check_nodes(sp.sympify(expr), frozenset(self._names))
@@ -306,17 +334,52 @@ class ContextPrinter(MpmathPrinter):
         # Python ints are exact; mixed with mpf they promote at the context's precision.
         return str(e.p)
 
+    # --- what branches: Python control flow for scalars, a ctx call for arrays ---------------
+
+    def _call(self, name: str, args: Sequence[Any]) -> str:
+        return f"ctx.{name}({', '.join(self._print(a) for a in args)})"
+
+    def _print_Piecewise(self, e: sp.Piecewise) -> str:
+        if not self._arrays:
+            return str(super()._print_Piecewise(e))
+        pairs = ", ".join(f"({self._print(c)}, {self._print(v)})" for v, c in e.args)
+        return f"ctx.piecewise({pairs})"
+
+    def _print_Heaviside(self, e: sp.Heaviside) -> str:
+        if not self._arrays:  # SymPy's own: rewritten as a Piecewise conditional
+            return str(self._print_Function(e))
+        return self._call("heaviside", (e.args[0], e.args[1] if len(e.args) > 1 else sp.S.Half))
+
+    def _print_Max(self, e: sp.Max) -> str:
+        return self._call("maximum", e.args) if self._arrays else str(super()._print_Max(e))
+
+    def _print_Min(self, e: sp.Min) -> str:
+        return self._call("minimum", e.args) if self._arrays else str(super()._print_Min(e))
+
+    def _print_And(self, e: sp.And) -> str:
+        return self._call("logical_and", e.args) if self._arrays else str(super()._print_And(e))
+
+    def _print_Or(self, e: sp.Or) -> str:
+        return self._call("logical_or", e.args) if self._arrays else str(super()._print_Or(e))
+
+    def _print_Not(self, e: sp.Not) -> str:
+        return self._call("logical_not", e.args) if self._arrays else str(super()._print_Not(e))
+
     def _branch_argument(self, e: sp.Basic) -> str:
         """The argument of a stable form, parenthesised (printed three times: keep it small)."""
         u = self._print(e.args[0])
         return u if e.args[0].is_Atom else f"({u})"
 
     def _print_Logistic(self, e: Logistic) -> str:
+        if self._arrays:
+            return self._call("logistic", e.args)
         u = self._branch_argument(e)
         exp = self._module_format("mpmath.exp")
         return f"(1/(1 + {exp}(-{u})) if {u} >= 0 else {exp}({u})/(1 + {exp}({u})))"
 
     def _print_Softplus(self, e: Softplus) -> str:
+        if self._arrays:
+            return self._call("softplus", e.args)
         u = self._branch_argument(e)
         exp, log1p_ = self._module_format("mpmath.exp"), self._module_format("mpmath.log1p")
         return f"({u} + {log1p_}({exp}(-{u})) if {u} >= 0 else {log1p_}({exp}({u})))"
@@ -333,6 +396,7 @@ def function_source(
     *,
     labels: Sequence[str] | None = None,
     rewrite: Sequence[Rewrite] = (),
+    arrays: bool = False,
 ) -> str:
     """Source of ``def name(ctx, _a0, _a1, …): return (expr0, expr1, ...)`` with common
     subexpressions.
@@ -346,6 +410,7 @@ def function_source(
       labels: readable names for the arguments instead of ``_a{i}``, fixed text of the
         caller's (lowercase ASCII identifiers, not ``ctx`` or a keyword). Keyword-only.
       rewrite: rules applied to every expression first (:data:`STABLE_FORMS`). Keyword-only.
+      arrays: print the array dialect (for :data:`ARRAY_NAMES` contexts). Keyword-only.
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name) or keyword.iskeyword(name):
         raise DerivationError(f"function name {name!r} is not an identifier.")
@@ -361,7 +426,7 @@ def function_source(
         # repr, never an f-string docstring: ``doc`` may quote user text (an activation name),
         # and a literal made by repr cannot close itself early.
         lines.append(f"    {doc!r}")
-    assignments, body = _body(tuple(exprs), args, arg_ids, tuple(rewrite))
+    assignments, body = _body(tuple(exprs), args, arg_ids, tuple(rewrite), bool(arrays))
     lines += assignments
     lines.append(f"    return ({body},)")
     return "\n".join(lines) + "\n"
@@ -372,6 +437,7 @@ def _body(
     args: tuple[sp.Symbol, ...],
     arg_ids: tuple[str, ...],
     rewrite: tuple[Rewrite, ...],
+    arrays: bool,
 ) -> tuple[tuple[str, ...], str]:
     for a in args:
         if not isinstance(a, sp.Symbol) or isinstance(a, sp.Wild):
@@ -382,8 +448,8 @@ def _body(
     try:
         hash(exprs)
     except TypeError:  # a mutable argument (a Matrix): not memoised
-        return _cse_and_print.__wrapped__(exprs, args, arg_ids, rewrite)
-    return _cse_and_print(exprs, args, arg_ids, rewrite)
+        return _cse_and_print.__wrapped__(exprs, args, arg_ids, rewrite, arrays)
+    return _cse_and_print(exprs, args, arg_ids, rewrite, arrays)
 
 
 # Memoised on the expressions and arguments (the CSE and its printing are most of the cost, and
@@ -395,6 +461,7 @@ def _cse_and_print(
     args: tuple[sp.Symbol, ...],
     arg_ids: tuple[str, ...],
     rewrite: tuple[Rewrite, ...],
+    arrays: bool,
 ) -> tuple[tuple[str, ...], str]:
     """The CSE assignments (printed, indented) and the returned tuple's items, printed."""
     declared = frozenset(args)
@@ -407,12 +474,12 @@ def _cse_and_print(
     # Our own temporaries: Dummies cannot collide with any symbol of the input.
     temps = sp.numbered_symbols("t", cls=sp.Dummy)
     replacements, reduced = sp.cse(work, symbols=temps, optimizations=None)
-    if rewrite:
+    if rewrite and not arrays:  # (an array context's logistic/softplus reads its argument once)
         replacements, reduced = _hoist_branch_arguments(replacements, reduced, temps)
     names: dict[sp.Symbol, str] = dict(zip(args, arg_ids, strict=True))
     for i, (sym, _) in enumerate(replacements):
         names[sym] = f"_t{i}"
-    printer = ContextPrinter(names)
+    printer = ContextPrinter(names, arrays=arrays)
     # checked above; CSE and the rewrites build only whitelisted nodes, and the printer's own
     # methods still refuse any symbol outside ``names``
     assignments = tuple(f"    {names[sym]} = {printer._checked(sub)}" for sym, sub in replacements)
@@ -457,36 +524,24 @@ def print_constant(expr: sp.Expr) -> str:
     return ContextPrinter().doprint(sp.sympify(expr))
 
 
-def array_function(args: Sequence[sp.Symbol], exprs: Any, modules: Any) -> Callable[..., Any]:
-    """``sp.lambdify`` for array backends (numpy, torch), through the same door.
-
-    The expressions are checked like :func:`function_source`'s (free symbols among ``args``,
-    whitelisted nodes only), and the arguments are replaced by our own Dummies, which lambdify
-    prints as ``_Dummy_<n>``: no SymPy name of the input reaches the source it ``exec``s.
-    """
-    args = tuple(args)
-    declared = frozenset(args)
-    many = isinstance(exprs, (list, tuple))
-    items = [sp.sympify(e) for e in (exprs if many else [exprs])]
-    for e in items:
-        _check_nodes(e, declared)
-    slots = tuple(sp.Dummy(f"a{i}", **a.assumptions0) for i, a in enumerate(args))
-    body = [e.xreplace(dict(zip(args, slots, strict=True))) for e in items]
-    fn: Callable[..., Any] = sp.lambdify(
-        slots if len(slots) != 1 else slots[0], body if many else body[0], modules=modules
-    )
-    return fn
-
-
 def compile_function(
-    name: str, args: Sequence[sp.Symbol], exprs: Sequence[sp.Expr], doc: str = ""
+    name: str,
+    args: Sequence[sp.Symbol],
+    exprs: Sequence[sp.Expr],
+    doc: str = "",
+    *,
+    rewrite: Sequence[Rewrite] = (),
+    arrays: bool = False,
 ) -> Callable[..., tuple[Any, ...]]:
-    """Compile :func:`function_source`; the source is kept in ``linecache`` and ``__doc__``.
+    """Compile :func:`function_source` (same arguments); the source is kept in ``linecache`` and
+    ``__doc__``.  The result is ``f(ctx, *args) -> tuple``: with ``arrays`` it takes an array
+    context (:data:`deqrmt.numeric._contexts.NUMPY`, the torch context), else an mpmath or Arb
+    context.
 
     The only ``exec`` in the package: what it runs is printed by :class:`ContextPrinter` from
     whitelisted nodes and declared arguments, so no SymPy name (user or cache text) reaches it.
     """
-    src = function_source(name, args, exprs, doc)
+    src = function_source(name, args, exprs, doc, rewrite=rewrite, arrays=arrays)
     filename = f"<deqrmt-generated-{name}-{hashlib.sha1(src.encode()).hexdigest()[:10]}>"
     namespace: dict[str, Any] = {}
     exec(compile(src, filename, "exec"), namespace)  # printed from whitelisted nodes only

@@ -8,7 +8,8 @@ so φ and φ' are evaluated once on a fixed composite Gauss–Legendre grid (spl
 and only the Gaussian weights change with τ.  Each σ_a² is one :class:`DEQProblem`; its τ* comes
 from the one root finder (``_roots.scan`` and ``_roots.polish``) on the derived map F, here fed
 with these float64 moments; the coefficient formulas are the same derived expressions as the
-mpmath path, compiled against a numpy "context".  Accuracy ~1e-12 relative; use
+mpmath path, run on the numpy context (:data:`._contexts.NUMPY`), and φ, φ' are the pieces
+printed by the one printer, in its stable forms.  Accuracy ~1e-12 relative; use
 :func:`deq_coefficients` when digits matter.
 
 Bounded work: the grid's size grows with τ (panels of width 1/4 out to 9τ), so it is capped at
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,8 +32,9 @@ from numpy.typing import ArrayLike, NDArray
 from .._errors import BudgetExceeded, ContractionError
 from ..symbolic import Activation, X, get_activation
 from ._coefficients import _FORMULA_KEYS, DEQ_KEYS, _deq_function
+from ._contexts import NUMPY
 from ._fixed_point import center_moments, map_from_moments
-from ._printer import array_function
+from ._printer import STABLE_FORMS, compile_function
 from ._problem import DEQProblem
 from ._roots import polish, scan
 
@@ -49,20 +50,6 @@ class _BeyondGrid(OverflowError):
     """τ is beyond the float grid's budget (an OverflowError: the scan stops there)."""
 
 
-_NP_CTX = types.SimpleNamespace(
-    mpf=float, sqrt=np.sqrt, exp=np.exp, log=np.log, pi=math.pi, zero=0.0, one=1.0
-)
-
-
-def _vectorize(f: Any) -> Any:
-    uf = np.frompyfunc(f, 1, 1)
-    return lambda v: np.asarray(uf(v), dtype=np.float64)
-
-
-# numpy has no erf; math's is exact to float64 and fast enough for a one-off grid.
-_NP_FUNCS = {"erf": _vectorize(math.erf), "erfc": _vectorize(math.erfc)}
-
-
 def _span(tau: float) -> float:
     """Grid half-width scale: a power of two above 1.5·τ, so nearby τ share one grid."""
     span = float(2 ** math.ceil(math.log2(tau * 1.5)))
@@ -71,6 +58,14 @@ def _span(tau: float) -> float:
             f"τ = {tau:.6g} is beyond the float sweep's grid (τ ≤ {MAX_SPAN / 1.5:g})"
         )
     return span
+
+
+def piece_function(expr: sp.Expr) -> Any:
+    """``f(ctx, x) -> (φ, φ')`` of one smooth piece for an array context: the one printer's
+    array dialect, in its stable forms (no exponential overflows where the value is finite)."""
+    return compile_function(
+        "phi_dphi_piece", [X], [expr, sp.diff(expr, X)], rewrite=STABLE_FORMS, arrays=True
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -97,10 +92,9 @@ def _grid(
         sel = which == k
         if not sel.any():
             continue
-        f = array_function([X], p.expr, [_NP_FUNCS, "numpy"])
-        d = array_function([X], sp.diff(p.expr, X), [_NP_FUNCS, "numpy"])
-        phi[sel] = np.broadcast_to(f(x[sel]), x[sel].shape)
-        dphi[sel] = np.broadcast_to(d(x[sel]), x[sel].shape)
+        f, d = piece_function(p.expr)(NUMPY, x[sel])
+        phi[sel] = np.broadcast_to(f, x[sel].shape)
+        dphi[sel] = np.broadcast_to(d, x[sel].shape)
     return x, w, phi, dphi
 
 
@@ -188,7 +182,7 @@ def deq_coefficients_sweep(
             m = {
                 k: float(v[0]) for k, v in _moments(_grid(act, _span(tau)), np.array([tau])).items()
             }
-            f, df, _ = map_from_moments(problem, _NP_CTX, m)
+            f, df, _ = map_from_moments(problem, NUMPY, m)
             return f - qq, df - 1
 
         q0 = float(problem.q0)
@@ -208,7 +202,7 @@ def deq_coefficients_sweep(
         q[i] = polish(h, roots[0][0], roots[0][1], 1e-14)
     tau = np.sqrt(q)
     m = _moments_at(act, tau)
-    cm, c = center_moments(_NP_CTX, m)
+    cm, c = center_moments(NUMPY, m)
     bad |= (np.abs(sa2 * cm["sq2"] / 2) >= 1) | (sa2 * cm["dsq"] >= 1)
     if bad.any():
         raise ContractionError(
@@ -219,7 +213,7 @@ def deq_coefficients_sweep(
     env: dict[str, Any] = dict(
         cm, sigma_a2=sa2, sigma_b2=sb2, tau_0=np.full_like(sa2, float(problems[0].tau0))
     )
-    vals: Sequence[Any] = fn(_NP_CTX, *(env[n] for n in arg_names))
+    vals: Sequence[Any] = fn(NUMPY, *(env[n] for n in arg_names))
     keys = _FORMULA_KEYS
     out = {
         "tau_star": tau,

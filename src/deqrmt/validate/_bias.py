@@ -31,8 +31,10 @@ from ..numeric._bias import (
     predicted_limit,
     relative_gap,
 )
-from ..numeric._printer import array_function
+from ..numeric._contexts import NUMPY
+from ..numeric._printer import compile_function
 from ..symbolic._bias import BiasDerivation
+from ._torch_context import TORCH
 
 __all__ = [
     "BiasCheck",
@@ -129,9 +131,14 @@ def _torch_functions(
     """g and ∂g/∂θ_p as elementwise torch functions (code printed from SymPy, not user text;
     the printer names the arguments itself, so a parameter called ``torch`` shadows nothing)."""
     theta = derivation.parameters
-    g = array_function(theta, derivation.expression, modules="torch")
+
+    def elementwise(name: str, expr: sp.Expr) -> Callable[..., torch.Tensor]:
+        fn = compile_function(name, theta, [expr], arrays=True)
+        return lambda *args: fn(TORCH, *args)[0]
+
+    g = elementwise("g", derivation.expression)
     grads = tuple(
-        array_function(theta, sp.diff(derivation.expression, t), modules="torch") for t in theta
+        elementwise(f"dg_{p}", sp.diff(derivation.expression, t)) for p, t in enumerate(theta)
     )
     return g, grads
 
@@ -217,7 +224,7 @@ def _descend(
     K = len(lrs)
     g, grads = _torch_functions(derivation)
 
-    def full(value: Any) -> torch.Tensor:  # lambdify returns a number for a constant
+    def full(value: Any) -> torch.Tensor:  # generated code returns a number for a constant
         t = value if isinstance(value, torch.Tensor) else torch.tensor(float(value), device=dev)
         return torch.broadcast_to(t.to(torch.float64), (K, d))
 
@@ -294,9 +301,9 @@ def _h_values(derivation: BiasDerivation, beta: np.ndarray) -> np.ndarray:
     subs: dict[Any, Any] = {}
     if derivation.conserved_symbol is not None:
         subs[derivation.conserved_symbol] = derivation.conserved_value
-    h = array_function([derivation.beta], derivation.h.subs(subs), modules="numpy")
+    h = compile_function("h", [derivation.beta], [derivation.h.subs(subs)], arrays=True)
     with np.errstate(all="ignore"):
-        return np.broadcast_to(np.asarray(h(beta), float), beta.shape)
+        return np.broadcast_to(np.asarray(h(NUMPY, beta)[0], float), beta.shape)
 
 
 def default_step_sizes(

@@ -1,11 +1,12 @@
-r"""The centred activation φ_c(x) = φ(x) − c as torch functions, built piece by piece.
+r"""The centred activation φ_c(x) = φ(x) − c as torch functions, printed by the one printer.
 
 The DEQ of the theorems runs φ_c, centred so that `E[φ_c(τ*ξ)] = 0` (slides, "High-dimensional
 Equivalents", Theorem 1).  :class:`deqrmt.symbolic.Activation` already splits φ into smooth
-pieces between its kinks; each piece is compiled here by a small SymPy-tree walker into torch
-operations, and φ_c, φ_c' are assembled with ``torch.where``.  We do not use ``lambdify``: its
-torch printer calls ``torch.sqrt`` on Python ints and ``torch.max`` on mixed scalar/tensor
-arguments, and a constant sub-expression is evaluated here once, in float64, instead.
+pieces between its kinks; :func:`deqrmt.numeric._contexts.activation_functions` joins them into
+one Piecewise for φ and one for φ' (the left piece at a kink), printed in the stable forms by the
+printer that writes the engine's code, and run here on the torch context
+(:mod:`._torch_context`): the Monte Carlo evaluates φ through the same code as every other
+backend.
 
 Two families get their bivariate Gaussian expectations in closed form (:mod:`._bivariate`), so
 they are recognised here: positively homogeneous piecewise-linear φ (ReLU, leaky ReLU, |x|,
@@ -17,133 +18,24 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
+from typing import Any
 
 import sympy as sp
 import torch
 
 from .._errors import ActivationError, InvalidArgument
+from ..numeric._contexts import activation_functions
+from ._torch_context import TORCH
 
 __all__ = ["CenteredActivation", "PiecewiseLinear", "ScaledErf"]
 
-_Fn = Callable[[torch.Tensor], "torch.Tensor | float"]
 
-_UNARY: dict[type, Callable[[torch.Tensor], torch.Tensor]] = {
-    sp.exp: torch.exp,
-    sp.log: torch.log,
-    sp.tanh: torch.tanh,
-    sp.sinh: torch.sinh,
-    sp.cosh: torch.cosh,
-    sp.sin: torch.sin,
-    sp.cos: torch.cos,
-    sp.tan: torch.tan,
-    sp.atan: torch.atan,
-    sp.asinh: torch.asinh,
-    sp.erf: torch.special.erf,
-    sp.erfc: torch.special.erfc,
-    sp.Abs: torch.abs,
-    sp.sign: torch.sign,
-}
-
-
-def _tensor_like(v: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:
-    return v if isinstance(v, torch.Tensor) else torch.full_like(like, v)
-
-
-def _compile_cond(cond: sp.Basic, x: sp.Symbol) -> Callable[[torch.Tensor], torch.Tensor]:
-    if cond is sp.true:
-        return lambda t: torch.ones_like(t, dtype=torch.bool)
-    if cond is sp.false:
-        return lambda t: torch.zeros_like(t, dtype=torch.bool)
-    if isinstance(cond, sp.core.relational.Relational):
-        lhs, rhs = _compile(cond.lhs, x), _compile(cond.rhs, x)
-        op = {"<": torch.lt, "<=": torch.le, ">": torch.gt, ">=": torch.ge, "==": torch.eq}.get(
-            cond.rel_op
-        )
-        if op is None:
-            raise InvalidArgument(f"unsupported condition {cond} in the activation.")
-        return lambda t: op(_tensor_like(lhs(t), t), _tensor_like(rhs(t), t))
-    if isinstance(cond, (sp.And, sp.Or)):
-        parts = [_compile_cond(c, x) for c in cond.args]
-        combine = torch.logical_and if isinstance(cond, sp.And) else torch.logical_or
-
-        def both(t: torch.Tensor) -> torch.Tensor:
-            out = parts[0](t)
-            for p in parts[1:]:
-                out = combine(out, p(t))
-            return out
-
-        return both
-    if isinstance(cond, sp.Not):
-        inner = _compile_cond(cond.args[0], x)
-        return lambda t: torch.logical_not(inner(t))
-    raise InvalidArgument(f"unsupported condition {cond} in the activation.")
-
-
-def _compile(e: sp.Basic, x: sp.Symbol) -> _Fn:
-    """A function of a tensor ``t`` computing ``e`` at x = t (a Python float if constant)."""
-    if not e.has(x):
-        try:
-            v = float(e)
-        except TypeError:
-            raise InvalidArgument(f"constant {e} in the activation is not real.") from None
-        return lambda t: v
-    if e == x:
-        return lambda t: t
-    if isinstance(e, sp.Add):
-        fs = [_compile(a, x) for a in e.args]
-        return lambda t: sum((f(t) for f in fs[1:]), fs[0](t))  # type: ignore[arg-type,return-value]
-    if isinstance(e, sp.Mul):
-        fs = [_compile(a, x) for a in e.args]
-
-        def prod(t: torch.Tensor) -> torch.Tensor | float:
-            out = fs[0](t)
-            for f in fs[1:]:
-                out = out * f(t)
-            return out
-
-        return prod
-    if isinstance(e, sp.Pow):
-        base, expo = _compile(e.base, x), e.exp
-        if not expo.has(x):
-            v = float(expo)
-            p: int | float = int(v) if v.is_integer() else v
-            return lambda t: base(t) ** p
-        fexp = _compile(expo, x)
-        return lambda t: torch.exp(fexp(t) * torch.log(_tensor_like(base(t), t)))
-    if type(e) in _UNARY:
-        f, arg = _UNARY[type(e)], _compile(e.args[0], x)
-        return lambda t: f(_tensor_like(arg(t), t))
-    if isinstance(e, sp.Heaviside):
-        arg = _compile(e.args[0], x)
-        h0 = float(e.args[1]) if len(e.args) > 1 else 0.5
-        return lambda t: torch.heaviside(
-            _tensor_like(arg(t), t), torch.tensor(h0, dtype=t.dtype, device=t.device)
-        )
-    if isinstance(e, (sp.Max, sp.Min)):
-        fs = [_compile(a, x) for a in e.args]
-        pick = torch.maximum if isinstance(e, sp.Max) else torch.minimum
-
-        def extreme(t: torch.Tensor) -> torch.Tensor:
-            out = _tensor_like(fs[0](t), t)
-            for f in fs[1:]:
-                out = pick(out, _tensor_like(f(t), t))
-            return out
-
-        return extreme
-    if isinstance(e, sp.Piecewise):
-        branches = [(_compile(v, x), _compile_cond(c, x)) for v, c in e.args]
-
-        def piecewise(t: torch.Tensor) -> torch.Tensor:
-            out = torch.full_like(t, math.nan)
-            for v, c in reversed(branches):  # earlier branches take precedence
-                out = torch.where(c(t), _tensor_like(v(t), t), out)
-            return out
-
-        return piecewise
-    raise InvalidArgument(
-        f"cannot evaluate {type(e).__name__} ({e}) in torch; supported: "
-        f"{', '.join(sorted(f.__name__ for f in _UNARY))}, Heaviside, Max, Min, Piecewise, powers."
-    )
+def _like(v: Any, t: torch.Tensor) -> torch.Tensor:
+    """``v`` (a tensor, or a number for a constant piece) as a tensor of ``t``'s dtype and shape."""
+    if not isinstance(v, torch.Tensor):
+        return torch.full_like(t, float(v))
+    v = v if v.dtype == t.dtype else v.to(t.dtype)
+    return v if v.shape == t.shape else v.expand(t.shape).clone()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,8 +99,8 @@ class CenteredActivation:
     center: float
     kinks: tuple[float, ...]
     closed_form: PiecewiseLinear | ScaledErf | None
-    _pieces: tuple[_Fn, ...] = dataclasses.field(repr=False)
-    _dpieces: tuple[_Fn, ...] = dataclasses.field(repr=False)
+    _phi: Callable[..., tuple[Any]] = dataclasses.field(repr=False)
+    _dphi: Callable[..., tuple[Any]] = dataclasses.field(repr=False)
 
     @classmethod
     def from_activation(cls, activation: object, center: float) -> CenteredActivation:
@@ -218,7 +110,6 @@ class CenteredActivation:
           ActivationError: if φ is discontinuous (the DEQ's NTK needs φ' in the classical sense).
         """
         pieces = activation.pieces  # type: ignore[attr-defined]
-        dpieces = activation.derivative_pieces  # type: ignore[attr-defined]
         x = activation.x  # type: ignore[attr-defined]
         if not activation.is_continuous:  # type: ignore[attr-defined]
             raise ActivationError(
@@ -228,24 +119,16 @@ class CenteredActivation:
         kinks = tuple(float(k) for k in activation.kinks)  # type: ignore[attr-defined]
         if not math.isfinite(center):
             raise InvalidArgument(f"center must be finite, got center={center!r}.")
+        phi, dphi = activation_functions(activation)  # type: ignore[arg-type]
         return cls(
             name=str(activation.name),  # type: ignore[attr-defined]
             expr=activation.expr,  # type: ignore[attr-defined]
             center=float(center),
             kinks=kinks,
             closed_form=_closed_form(tuple(pieces), kinks, x),
-            _pieces=tuple(_compile(p.expr, x) for p in pieces),
-            _dpieces=tuple(_compile(p.expr, x) for p in dpieces),
+            _phi=phi,
+            _dphi=dphi,
         )
-
-    def _assemble(self, fns: tuple[_Fn, ...], t: torch.Tensor) -> torch.Tensor:
-        out = fns[0](t)
-        for k, f in zip(self.kinks, fns[1:], strict=True):
-            v = f(t)
-            if not isinstance(out, torch.Tensor) and not isinstance(v, torch.Tensor):
-                out = _tensor_like(out, t)
-            out = torch.where(t > k, v, out)  # type: ignore[arg-type]
-        return _tensor_like(out, t)
 
     def phi(self, t: torch.Tensor) -> torch.Tensor:
         """φ_c(t) = φ(t) − c, elementwise."""
@@ -254,7 +137,7 @@ class CenteredActivation:
             out = torch.relu(t) * (cf.slope_pos - cf.slope_neg)
             out = out + cf.slope_neg * t if cf.slope_neg else out
             return out - self.center if self.center else out
-        out = self._assemble(self._pieces, t)  # may alias t (identity piece): no in-place ops
+        out = _like(self._phi(TORCH, t)[0], t)  # may alias t (identity piece): no in-place ops
         return out - self.center if self.center else out
 
     def dphi(self, t: torch.Tensor) -> torch.Tensor:
@@ -262,4 +145,4 @@ class CenteredActivation:
         cf = self.closed_form
         if isinstance(cf, PiecewiseLinear):
             return (t > 0).to(t.dtype) * (cf.slope_pos - cf.slope_neg) + cf.slope_neg
-        return self._assemble(self._dpieces, t)
+        return _like(self._dphi(TORCH, t)[0], t)
