@@ -91,7 +91,7 @@ def verify(name: str, working: Any, check: Any, dps: int, *, exact_zero: bool = 
     if n < min(dps, MIN_DIGITS):
         raise PrecisionLoss(
             f"{name}: evaluations at two precisions agree on only {n} digits "
-            f"({mpmath.nstr(working, 20)} vs {mpmath.nstr(check, 20)}); increase --dps, or the "
+            f"({mpmath.nstr(working, 20)} vs {mpmath.nstr(check, 20)}); increase dps, or the "
             "activation may be singular or too steep near the real axis for quadrature."
         )
     return Verified(check, n, mpmath.nstr(check, n, strip_zeros=False))
