@@ -15,7 +15,7 @@ import mpmath
 
 from .._arguments import show
 from .._errors import InvalidArgument, PrecisionLoss
-from .._text import escape_controls
+from .._text import ball_text, escape_controls
 
 __all__ = ["Verified", "verify", "MIN_DIGITS", "ball_dict", "certification_fields"]
 
@@ -98,11 +98,10 @@ def verify(name: str, working: Any, check: Any, dps: int, *, exact_zero: bool = 
 
 
 def ball_dict(v: Verified) -> dict[str, str]:
-    """A proven value's ball for JSON: midpoint (10 digits beyond the proven ones) and radius."""
-    return {
-        "midpoint": mpmath.nstr(v.value, max(v.digits + 10, 20), strip_zeros=False),
-        "radius": mpmath.nstr(v.radius, 3) if v.radius else "0",
-    }
+    """A proven value's ball for JSON: midpoint (10 digits beyond the proven ones) and radius,
+    rounded outward (:func:`deqrmt._text.ball_text`): the printed ball contains the proven one."""
+    mid, rad = ball_text(v.value, v.radius or 0, max(v.digits + 10, 20))
+    return {"midpoint": mid, "radius": rad}
 
 
 def certification_fields(
