@@ -37,8 +37,8 @@ import mpmath
 import sympy as sp
 
 from deqrmt.numeric import deq_coefficients
-from deqrmt.numeric._certify import certified
-from deqrmt.numeric._coefficients import _deq_coefficients
+from deqrmt.numeric._deq import certified
+from deqrmt.numeric._deq_verified import verified
 from deqrmt.numeric._enclose import encloser_for
 from deqrmt.numeric._fixed_point import _scan
 from deqrmt.symbolic import X, get_activation
@@ -93,7 +93,7 @@ def naive(act_name: str, dps: int, sigma_a2: str = "0.2", tau0: str = "1") -> di
 
 def _fresh(name: str) -> None:
     """Forget every per-setting numeric result (not the SymPy derivations)."""
-    _deq_coefficients.cache_clear()
+    verified.cache_clear()
     certified.cache_clear()
     _scan.cache_clear()
     # an activation outside the enclosure rules has no encloser: nothing cached to forget

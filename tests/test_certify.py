@@ -27,10 +27,11 @@ from deqrmt.numeric._arb import (
     unsupported,
     workprec,
 )
-from deqrmt.numeric._certify import certify, proven
+from deqrmt.numeric._deq_certified import certify
 from deqrmt.numeric._enclose import NotEnclosable, encloser_for, gaussian_tail, growth_bound
 from deqrmt.numeric._printer import compile_function
 from deqrmt.numeric._problem import DEQProblem
+from deqrmt.numeric._proven import proven
 from deqrmt.symbolic import X, get_activation
 from helpers import CATALOGUE, deq_reference, gauss, raw_moments
 
@@ -257,17 +258,18 @@ def test_json_marks_certified_and_carries_midpoint_and_radius():
 
 
 def test_an_activation_outside_the_rules_falls_back_to_verified_digits(monkeypatch):
-    import deqrmt.numeric._certify as certify_module
+    import deqrmt.numeric._deq as dispatcher
+    import deqrmt.numeric._variance_proof as variance_proof
 
     def refuse(act):
         raise NotEnclosable("test: no enclosure for this activation")
 
-    monkeypatch.setattr(certify_module, "encloser_for", refuse)
-    certify_module.certified.cache_clear()
+    monkeypatch.setattr(variance_proof, "encloser_for", refuse)
+    dispatcher.certified.cache_clear()
     try:
         res = deq_coefficients("relu", "0.2", dps=20)
     finally:
-        certify_module.certified.cache_clear()
+        dispatcher.certified.cache_clear()
     assert not res.certified and "no enclosure" in res.reason
     assert res.values["alpha_1"].radius is None and res.values["alpha_1"].digits == 20
     assert json.loads(res.to_json())["certified"] is False

@@ -14,7 +14,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from deqrmt import PrecisionLoss  # noqa: E402
 from deqrmt.numeric import kolmogorov_distance, mixture_spectrum, sphere_spectrum  # noqa: E402
 from deqrmt.validate import GaussianMixture, paper_mixture, spectrum  # noqa: E402
 
@@ -133,13 +132,9 @@ def test_linear_activation_is_marchenko_pastur(n: int, p: int) -> None:
         assert int((np.abs(ev) < 1e-9).sum()) == n - p
 
 
-@pytest.mark.xfail(
-    raises=PrecisionLoss,
-    strict=True,
-    reason="deqrmt.numeric.sphere_coefficients('x') fails its two-evaluation check at μ = 0 "
-    "(a bug in numeric/_sphere.py, outside issue 22): the linear sphere case has no coefficients",
-)
 def test_linear_activation_on_the_sphere() -> None:
+    # μ = μ̇ = 0 exactly for an affine φ (its dual is affine): once a PrecisionLoss (0 agreeing
+    # digits of a cancelling difference), now proven zeros; the law is Marchenko–Pastur's.
     r = spectrum("x", data="sphere", n=300, d=360)
     np.testing.assert_allclose(r.ck.law.density, _mp(r.ck.law.x, 300 / 360), atol=1e-12)
 

@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 from mpmath import mpf
 
 from deqrmt import ContractionError, InvalidArgument, NoConvergence
+from deqrmt.cli.sphere import configure_sphere_parser, run_sphere
 from deqrmt.numeric._sphere import (
     NTK_EXTRA_KEYS,
     SPHERE_KEYS,
     dual_series,
     sphere_coefficients,
 )
-from deqrmt.numeric._sphere_cli import configure_sphere_parser, run_sphere
 from deqrmt.symbolic import SIGMA_A2, SIGMA_B2, get_activation
 from deqrmt.symbolic._sphere import (
     DIM,
@@ -460,10 +460,18 @@ def test_bad_input_is_refused(kwargs, exc):
     assert str(info.value)
 
 
-def test_ntk_contraction_is_checked():
+@pytest.mark.parametrize("certify", [True, False])
+def test_ntk_contraction_is_checked(certify, capsys):
     # σ_a² E[φ'(√s ξ)²] ≥ 1 for φ = 3 sin(x) at σ_a² = 1/2 (E[φ'²] = 9(1 + e^{−2s})/2 > 4.5).
-    with pytest.raises(ContractionError, match="sigma-a2"):
-        sphere_coefficients("3*sin(x)", "0.5", dps=15)
+    # The library names the argument; the command line translates it into its flag.
+    with pytest.raises(ContractionError, match="sigma_a2=1/2") as info:
+        sphere_coefficients("3*sin(x)", "0.5", dps=15, certify=certify)
+    assert "--" not in str(info.value)
+    from deqrmt.cli import main
+
+    argv = ["sphere", "3*sin(x)", "--sigma-a2", "0.5", "--dps", "15"]
+    assert main([*argv, *(() if certify else ("--no-certify",))]) == 2
+    assert "ContractionError" in (err := capsys.readouterr().err) and "--sigma-a2 1/2" in err
 
 
 def test_cli_json(capsys):
@@ -483,5 +491,5 @@ def test_cli_json(capsys):
 
 
 def test_cli_module_does_not_import_torch():
-    code = "import sys, deqrmt.numeric._sphere_cli; assert 'torch' not in sys.modules"
+    code = "import sys, deqrmt.cli.sphere; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

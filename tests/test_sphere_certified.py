@@ -16,11 +16,11 @@ import sympy as sp
 from flint import arb
 from mpmath import mpf
 
+from deqrmt.cli.sphere import configure_sphere_parser, run_sphere
 from deqrmt.numeric._arb import arb_to_mpf, workprec
-from deqrmt.numeric._certify_sphere import Controls, _Dual, _Projections
 from deqrmt.numeric._enclose import NotEnclosable
 from deqrmt.numeric._sphere import NTK_EXTRA_KEYS, SPHERE_KEYS, sphere_coefficients
-from deqrmt.numeric._sphere_cli import configure_sphere_parser, run_sphere
+from deqrmt.numeric._sphere_certified import Controls, Dual, Projections
 from deqrmt.symbolic import get_activation
 
 KEYS = (*SPHERE_KEYS, *NTK_EXTRA_KEYS)
@@ -92,7 +92,7 @@ def test_gaussian_tail_control(tail):
     without it the ball misses by the dropped mass (~1e-5)."""
     act = get_activation("tanh")
     with workprec(160):
-        proj = _Projections(act, arb(1), 160, Controls(cut=5, gaussian_tail=tail))
+        proj = Projections(act, arb(1), 160, Controls(cut=5, gaussian_tail=tail))
         proj.extend(1, lambda k: 160)
     ref = _b1_reference(1)
     b1 = proj.b[1]
@@ -108,9 +108,9 @@ def test_series_tail_control(tail):
     act = get_activation("sqrt(2)*max(x, 0)")
     with workprec(160):
         controls = Controls(series_tail=tail)
-        proj = _Projections(act, arb(1), 160, controls)
+        proj = Projections(act, arb(1), 160, controls)
         proj.extend(8, lambda k: 160)
-        dual = _Dual(proj, arb(1), controls)
+        dual = Dual(proj, arb(1), controls)
         r = arb(3) / 10
         balls = [dual(r, j) for j in range(4)]
     with mpmath.workdps(50):
@@ -126,9 +126,9 @@ def test_the_series_tail_bound_is_sharp_enough_with_more_terms():
     """With enough terms the same ball is tight: radius < 1e-30 at r = 3/10."""
     act = get_activation("sqrt(2)*max(x, 0)")
     with workprec(160):
-        proj = _Projections(act, arb(1), 160, Controls())
+        proj = Projections(act, arb(1), 160, Controls())
         proj.extend(80, lambda k: 160)
-        dual = _Dual(proj, arb(1), Controls())
+        dual = Dual(proj, arb(1), Controls())
         ball = dual(arb(3) / 10, 1)
     with mpmath.workdps(50):
         ref = mpmath.diff(_acos_kernel, mpf(3) / 10, 1)
@@ -142,7 +142,7 @@ def test_the_series_tail_bound_is_sharp_enough_with_more_terms():
 
 
 def test_not_enclosable_falls_back_to_verified(monkeypatch):
-    import deqrmt.numeric._certify_sphere as cs
+    import deqrmt.numeric._sphere_certified as cs
 
     def refuse(*args, **kwargs):
         raise NotEnclosable("a test refusal")

@@ -13,24 +13,38 @@ Every line the command line prints goes through :func:`for_stream`: it
 The command line installs :class:`SafeStream` over ``sys.stdout`` for the duration of a
 command, so plain ``print`` in a command module is safe; error messages use
 :func:`one_line`, which also escapes newlines.
+
+Enclosures become text here too, for every command: :func:`ball_text` and
+:func:`interval_text` round outward (exactly, in rational arithmetic), so that a printed
+ball or interval contains the one computed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import decimal
 import io
+import math
 import sys
 import unicodedata
 from collections.abc import Iterator, Sequence
-from typing import TextIO
+from fractions import Fraction
+from typing import Any, TextIO
 
 from ._errors import FileError
 
 __all__ = [
+    "RADIUS_DIGITS",
     "STDOUT_CLOSED",
     "SafeStream",
+    "ball_text",
     "escape_controls",
     "for_stream",
+    "decimal_value",
+    "exact_value",
+    "format_decimal",
+    "interval_ends",
+    "round_decimal",
     "one_line",
     "print_stderr",
     "table",
@@ -246,3 +260,141 @@ def table(rows: Sequence[Sequence[str]], title: str, encoding: str | None = None
         head = "  ".join(f"{c:<{w}}" for c, w in zip(r[:-1], widths, strict=False))
         lines.append(f"{head}  {r[-1]}" if head else r[-1])
     return "\n".join(lines)
+
+
+# --- enclosures as text ---------------------------------------------------------------------
+# A ball or an interval that becomes text must still enclose (the brief: "an enclosure printed
+# encloses").  Rounding the midpoint to fewer digits moves it; the printed radius absorbs that
+# move and is rounded up, as Arb's own ``str(radius=True)`` does; an interval's ends are
+# rounded outward.  Exact rational arithmetic throughout: no float, no working precision.
+
+#: significant digits of a printed radius
+RADIUS_DIGITS = 3
+
+
+def exact_value(x: Any, name: str = "x") -> Fraction:
+    """``x`` as an exact Fraction: int, Fraction, Decimal, float (its binary value) or an
+    mpmath mpf (anything with ``_mpf_``), converted without rounding."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, int | float | decimal.Decimal) and not isinstance(x, bool):
+        if not math.isfinite(x):
+            raise ValueError(f"{name}={x!r} is not finite")
+        return Fraction(x)
+    raw = getattr(x, "_mpf_", None)
+    if raw is None:
+        raise TypeError(f"{name}: expected an exact real number, got {type(x).__name__}")
+    sign, man, exp, bc = raw
+    if not man:
+        if bc:  # mpmath's inf, -inf and nan have a zero mantissa and a nonzero bit count
+            raise ValueError(f"{name}={x!r} is not finite")
+        return Fraction(0)
+    v = Fraction(int(man) << int(exp)) if exp >= 0 else Fraction(int(man), 1 << -int(exp))
+    return -v if sign else v
+
+
+def round_decimal(v: Fraction, n: int, mode: str = "nearest") -> tuple[int, int, int]:
+    """(sign, N, e): v rounded to n significant digits is sign·N·10^(e−n+1), 10^(n−1) ≤ N < 10^n.
+
+    ``mode``: "nearest" (ties away from 0, as ``mpmath.nstr``), "floor" (toward −∞) or
+    "ceiling" (toward +∞).
+    """
+    if v == 0:
+        return (0, 0, 0)
+    sign = -1 if v < 0 else 1
+    a = abs(v)
+    # floor(log10 a) from the bit lengths (str() of a huge int hits Python's digit limit),
+    # within a couple of units; then exact steps
+    e = math.floor((a.numerator.bit_length() - a.denominator.bit_length()) * math.log10(2))
+    while a >= Fraction(10) ** (e + 1):
+        e += 1
+    while a < Fraction(10) ** e:
+        e -= 1
+    scaled = a * Fraction(10) ** (n - 1 - e)
+    if mode == "nearest":
+        digits = math.floor(scaled + Fraction(1, 2))
+    elif (mode == "ceiling") == (sign > 0):  # away from zero
+        digits = math.ceil(scaled)
+    else:  # toward zero
+        digits = math.floor(scaled)
+    if digits == 10**n:
+        digits, e = 10 ** (n - 1), e + 1
+    return (sign, digits, e)
+
+
+def decimal_value(rounded: tuple[int, int, int], n: int) -> Fraction:
+    sign, digits, e = rounded
+    return sign * digits * Fraction(10) ** (e - n + 1)
+
+
+def format_decimal(rounded: tuple[int, int, int], n: int, *, strip_zeros: bool = False) -> str:
+    """A rounded decimal in ``mpmath.nstr``'s style: fixed near unity, else ``1.5e-7``."""
+    sign, digits_int, exponent = rounded
+    if sign == 0:
+        return "0.0"
+    digits = str(digits_int)
+    min_fixed, max_fixed = min(-(n // 3), -5), n
+    if min_fixed < exponent < max_fixed:
+        if exponent < 0:
+            digits = "0" * (-exponent) + digits
+            split = 1
+        else:
+            split = exponent + 1
+            if split > n:
+                digits += "0" * (split - n)
+        exponent = 0
+    else:
+        split = 1
+    text = digits[:split] + "." + digits[split:]
+    if strip_zeros:  # mpmath's rule: "2." only gets its "0" back when zeros are stripped
+        text = text.rstrip("0")
+        if text.endswith("."):
+            text += "0"
+    text = ("-" if sign < 0 else "") + text
+    if exponent == 0:
+        return text
+    return text + ("e+" if exponent > 0 else "e") + str(exponent)
+
+
+def ball_text(mid: Any, rad: Any, digits: int) -> tuple[str, str]:
+    """A ball [mid ± rad] as (midpoint, radius) decimal text whose ball contains it.
+
+    The midpoint is ``mid`` rounded to ``digits`` significant digits (to nearest, trailing
+    zeros kept); the radius is ``rad`` widened by that rounding, |printed midpoint − mid|, and
+    rounded up to :data:`RADIUS_DIGITS` significant digits (``"0"`` only for an exact ball
+    printed exactly).  Both are exact numbers (int, Fraction, Decimal, float, mpmath mpf).
+
+    Example:
+      >>> ball_text(Fraction(1, 3), Fraction(1, 10**30), 10)
+      ('0.3333333333', '3.34e-11')
+    """
+    m, r = exact_value(mid, "mid"), exact_value(rad, "rad")
+    if r < 0:
+        raise ValueError(f"rad={rad!r} is negative")
+    shown = round_decimal(m, digits, "nearest")
+    total = r + abs(decimal_value(shown, digits) - m)
+    radius = (
+        "0"
+        if total == 0
+        else format_decimal(
+            round_decimal(total, RADIUS_DIGITS, "ceiling"), RADIUS_DIGITS, strip_zeros=True
+        )
+    )
+    return format_decimal(shown, digits, strip_zeros=False), radius
+
+
+def interval_ends(lo: Any, hi: Any, digits: int) -> tuple[str, str]:
+    """An interval [lo, hi] as decimal text rounded outward: ``lo`` down, ``hi`` up, each to
+    ``digits`` significant digits, so the printed interval contains it.
+
+    Example:
+      >>> interval_ends(Fraction(1, 3), Fraction(2, 3), 4)
+      ('0.3333', '0.6667')
+    """
+    a, b = exact_value(lo, "lo"), exact_value(hi, "hi")
+    if a > b:
+        raise ValueError(f"lo={lo!r} exceeds hi={hi!r}")
+    return (
+        format_decimal(round_decimal(a, digits, "floor"), digits, strip_zeros=False),
+        format_decimal(round_decimal(b, digits, "ceiling"), digits, strip_zeros=False),
+    )

@@ -82,7 +82,8 @@ def configure_sphere_parser(p: argparse.ArgumentParser) -> None:
 def run_sphere(args: argparse.Namespace) -> int:
     """Run ``deqrmt sphere``; deqrmt errors propagate (the CLI prints them, exit code 2)."""
     from .._text import table
-    from ..numeric._sphere import NTK_EXTRA_KEYS, SPHERE_KEYS, sphere_coefficients
+    from ..numeric import SPHERE_KEYS, sphere_coefficients
+    from ..numeric._sphere_records import NTK_EXTRA_KEYS
 
     res = sphere_coefficients(
         args.activation, args.sigma_a2, args.sigma_b2, args.d, args.dps, certify=args.certify

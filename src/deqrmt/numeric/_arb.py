@@ -30,6 +30,8 @@ import mpmath
 import sympy as sp
 from flint import acb, arb, fmpq
 
+from .._text import format_decimal, round_decimal
+
 __all__ = [
     "ArbContext",
     "AcbContext",
@@ -293,23 +295,7 @@ def _ends(x: arb) -> tuple[Fraction, Fraction]:
 
 def _round(v: Fraction, n: int) -> tuple[int, int, int]:
     """(sign, N, e): v rounded to n significant digits (ties away from 0) is sign·N·10^(e−n+1)."""
-    if v == 0:
-        return (0, 0, 0)
-    sign = -1 if v < 0 else 1
-    a = abs(v)
-    # floor(log10 a) from the bit lengths (str() of a huge int hits Python's digit limit),
-    # within a couple of units; then exact steps
-    bits = a.numerator.bit_length() - a.denominator.bit_length()
-    e = math.floor(bits * math.log10(2))
-    while a >= Fraction(10) ** (e + 1):
-        e += 1
-    while a < Fraction(10) ** e:
-        e -= 1
-    scaled = a * Fraction(10) ** (n - 1 - e)
-    digits = math.floor(scaled + Fraction(1, 2))  # exact; ties away from zero, as mpmath.nstr
-    if digits == 10**n:
-        digits, e = 10 ** (n - 1), e + 1
-    return (sign, digits, e)
+    return round_decimal(v, n, "nearest")
 
 
 def round_digits(x: arb, n: int) -> tuple[int, int, int] | None:
@@ -330,28 +316,4 @@ def round_digits(x: arb, n: int) -> tuple[int, int, int] | None:
 def format_digits(rounded: tuple[int, int, int], n: int, *, strip_zeros: bool = False) -> str:
     """A rounded decimal as text in mpmath's ``nstr`` style (fixed near unity), so certified
     and verified output read the same; trailing zeros are kept (n digits asked, n shown)."""
-    sign, digits_int, exponent = rounded
-    if sign == 0:
-        return "0.0"
-    digits = str(digits_int)
-    min_fixed, max_fixed = min(-(n // 3), -5), n
-    if min_fixed < exponent < max_fixed:
-        if exponent < 0:
-            digits = "0" * (-exponent) + digits
-            split = 1
-        else:
-            split = exponent + 1
-            if split > n:
-                digits += "0" * (split - n)
-        exponent = 0
-    else:
-        split = 1
-    text = digits[:split] + "." + digits[split:]
-    if strip_zeros:  # mpmath's rule: "2." only gets its "0" back when zeros are stripped
-        text = text.rstrip("0")
-        if text.endswith("."):
-            text += "0"
-    text = ("-" if sign < 0 else "") + text
-    if exponent == 0:
-        return text
-    return text + ("e+" if exponent > 0 else "e") + str(exponent)
+    return format_decimal(rounded, n, strip_zeros=strip_zeros)

@@ -10,79 +10,40 @@ style (:func:`._arb.format_digits`), so a proven value reads like a verified one
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any
 
 import mpmath
 from flint import arb
 
-from ._arb import format_digits
+from .._text import exact_value, format_decimal, round_decimal
 
 __all__ = ["exact_fraction", "interval_text", "proven_text", "round_directed"]
 
 
 def exact_fraction(v: Any) -> Fraction:
     """An exact binary number (mpmath mpf, exact arb, int, Fraction) as a Fraction."""
-    if isinstance(v, Fraction):
-        return v
-    if isinstance(v, int):
-        return Fraction(v)
-    man: int
-    exp: int
     if isinstance(v, arb):
         if v.rad() != 0:
             raise ValueError(f"exact_fraction: {v} is a ball, not a number")
         m_arb, e_arb = v.mid().man_exp()
         man, exp = int(m_arb), int(e_arb)
-    else:
-        sign, m, e, _ = mpmath.mpf(v)._mpf_
-        man, exp = (-int(m) if sign else int(m)), int(e)
-    return Fraction(man * 2**exp) if exp >= 0 else Fraction(man, 2**-exp)
-
-
-def _magnitude(a: Fraction) -> int:
-    """floor(log10 a) for a > 0, exactly."""
-    bits = a.numerator.bit_length() - a.denominator.bit_length()
-    e = math.floor(bits * math.log10(2))
-    while a >= Fraction(10) ** (e + 1):
-        e += 1
-    while a < Fraction(10) ** e:
-        e -= 1
-    return e
+        return Fraction(man * 2**exp) if exp >= 0 else Fraction(man, 2**-exp)
+    return exact_value(v if isinstance(v, (int, Fraction)) else mpmath.mpf(v), "v")
 
 
 def round_directed(v: Fraction, n: int, *, up: bool) -> tuple[int, int, int]:
-    """(sign, N, e): v rounded up (``up``) or down to n significant digits, as in
-    :func:`._arb.round_digits`: the rounded number is sign·N·10^(e−n+1)."""
-    if v == 0:
-        return (0, 0, 0)
-    sign = -1 if v < 0 else 1
-    a = abs(v)
-    e = _magnitude(a)
-    scaled = a * Fraction(10) ** (n - 1 - e)
-    # away from zero when rounding up a positive number or down a negative one
-    away = up == (sign > 0)
-    digits = math.ceil(scaled) if away else math.floor(scaled)
-    if digits == 10**n:
-        digits, e = 10 ** (n - 1), e + 1
-    return (sign, digits, e)
+    """(sign, N, e): v rounded up (``up``) or down to n significant digits
+    (:func:`deqrmt._text.round_decimal`): the rounded number is sign·N·10^(e−n+1)."""
+    return round_decimal(v, n, "ceiling" if up else "floor")
 
 
 def _nearest(v: Fraction, n: int) -> tuple[int, int, int]:
-    if v == 0:
-        return (0, 0, 0)
-    sign = -1 if v < 0 else 1
-    a = abs(v)
-    e = _magnitude(a)
-    digits = math.floor(a * Fraction(10) ** (n - 1 - e) + Fraction(1, 2))
-    if digits == 10**n:
-        digits, e = 10 ** (n - 1), e + 1
-    return (sign, digits, e)
+    return round_decimal(v, n, "nearest")
 
 
 def _text(r: tuple[int, int, int], n: int) -> str:
-    return format_digits(r, n, strip_zeros=True)
+    return format_decimal(r, n, strip_zeros=True)
 
 
 def interval_text(lo: Any, hi: Any, digits: int = 6) -> str:

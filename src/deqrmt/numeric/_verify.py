@@ -15,7 +15,7 @@ import mpmath
 
 from .._arguments import show
 from .._errors import InvalidArgument, PrecisionLoss
-from .._text import escape_controls
+from .._text import ball_text, escape_controls
 
 __all__ = ["Verified", "verify", "MIN_DIGITS", "ball_dict", "certification_fields"]
 
@@ -99,18 +99,17 @@ def verify(name: str, working: Any, check: Any, dps: int, *, exact_zero: bool = 
     if n < min(dps, MIN_DIGITS):
         raise PrecisionLoss(
             f"{name}: evaluations at two precisions agree on only {n} digits "
-            f"({mpmath.nstr(working, 20)} vs {mpmath.nstr(check, 20)}); increase --dps, or the "
+            f"({mpmath.nstr(working, 20)} vs {mpmath.nstr(check, 20)}); increase dps, or the "
             "activation may be singular or too steep near the real axis for quadrature."
         )
     return Verified(check, n, mpmath.nstr(check, n, strip_zeros=False))
 
 
 def ball_dict(v: Verified) -> dict[str, str]:
-    """A proven value's ball for JSON: midpoint (10 digits beyond the proven ones) and radius."""
-    return {
-        "midpoint": mpmath.nstr(v.value, max(v.digits + 10, 20), strip_zeros=False),
-        "radius": mpmath.nstr(v.radius, 3) if v.radius else "0",
-    }
+    """A proven value's ball for JSON: midpoint (10 digits beyond the proven ones) and radius,
+    rounded outward (:func:`deqrmt._text.ball_text`): the printed ball contains the proven one."""
+    mid, rad = ball_text(v.value, v.radius or 0, max(v.digits + 10, 20))
+    return {"midpoint": mid, "radius": rad}
 
 
 def certification_fields(

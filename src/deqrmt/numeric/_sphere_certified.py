@@ -1,11 +1,12 @@
 r"""Certified sphere constants (HLD 2023): every digit of g(1), g(0), g'(0), … proven in Arb.
 
-The verified path (:mod:`._sphere`) agrees two evaluations; this one proves, in four steps.
+The verified path (:mod:`._sphere_verified`) agrees two evaluations; this one proves, in four
+steps.
 
 1. **s = g(1).**  The sphere's diagonal map is the DEQ variance map with τ0 = 1 and no
-   centering (:func:`._sphere._sphere_problem`), so the Krawczyk proof of
-   :func:`._certify._prove` applies as is: a ball S ∋ s, the unique fixed point in a ball
-   around it, with |F'| < 1 there.
+   centering (:func:`._sphere.sphere_problem`), so the proof of
+   :func:`._variance_proof.prove_fixed_point` applies as is: a ball S ∋ s, the unique fixed
+   point in a ball around it, with |F'| < 1 there.
 2. **The dual's Taylor coefficients** c_k = b_k², b_k = E[h_k(ξ) φ(τξ)], τ = √S, as balls:
    ``acb.integral`` in x = τξ, split at φ's kinks, the Hermite functions h_k = He_k/√k! run
    by their three-term recursion in ball arithmetic inside the integrand.  The tails |x| > X
@@ -21,18 +22,24 @@ The verified path (:mod:`._sphere`) agrees two evaluations; this one proves, in 
        |Σ_{k>K} c_k (k)_j r^{k−j}| ≤ (f(1) − Σ_{k≤K} c_k)·(K+1)_j ρ^{K+1−j}.
 
    Since c_k enters f^{(j)}(r₀) with the weight (k)_j r₀^{k−j}, b_k needs ~k·log2(1/r₀)
-   fewer bits than b_0: the precision falls with k, and high terms are cheap.
-3. **r₀ = g(0)/s**, the root of h(r) = s r − σ_a² f(r) in [0, 1): Krawczyk's test on h with
-   the series above.  Uniqueness in all of [0, 1) holds without a search: f is convex on
+   fewer bits than b_0: the precision falls with k, and high terms are cheap.  The b_k that
+   vanish by φ's parity or degree are exact zeros (:func:`._mehler.known_zero`); for a
+   polynomial φ the series ends, and so does its tail.
+3. **r₀ = g(0)/s**, the root of h(r) = s r − σ_a² f(r) in [0, 1): Krawczyk's test
+   (:mod:`._krawczyk`) on h with the series above.  Uniqueness in all of [0, 1) holds without a search: f is convex on
    [0, 1] (c_k ≥ 0), so h is concave, h(0) = −σ_a² f(0) ≤ 0 and h(1) = s − σ_a² f(1) = σ_b² > 0
    (the diagonal fixed point); a concave function has one root there (r = 0 when f(0) = 0 and
    h'(0) > 0).
-4. **The constants**: the derived formulas of :func:`deqrmt.symbolic.derive_sphere` and
-   Corollary 1's quadratics (:func:`deqrmt.symbolic.derive_quadratic`) evaluated on the balls;
-   a quadratic is real when every radicand is proved ≥ 0, absent when one is proved < 0.
+4. **The constants**: the derived formulas of :mod:`._sphere_formulas` and Corollary 1's
+   quadratics evaluated on the balls (μ, μ̇ exactly 0 for an affine φ,
+   :func:`._sphere_formulas.exact_zeros`); a quadratic is real when every radicand is proved
+   ≥ 0, absent when one is proved < 0.  Each ball shows the digits it proves
+   (:func:`._proven.proven`), at a precision raised until ``dps`` show
+   (:func:`._escalate.escalating`).
 
-Anything outside these rules raises :class:`~._enclose.NotEnclosable`; the caller then falls
-back to the verified path with the reason.
+Anything outside these rules raises :class:`~._enclose.NotEnclosable`; the dispatcher
+(:func:`~deqrmt.numeric.sphere_coefficients`) then falls back to the verified path with the
+reason.
 """
 
 from __future__ import annotations
@@ -47,24 +54,33 @@ from typing import Any
 import flint
 from flint import acb, arb
 
-from .._errors import ContractionError, NoConvergence
+from .._errors import ContractionError
 from ..symbolic import Activation, X
-from ..symbolic._sphere import ALPHA, BETA, DIM, MU, derive_quadratic
-from ._arb import (
-    ACB_FUNCTIONS,
-    AcbContext,
-    ArbContext,
-    to_arb,
-    unsupported,
-    workprec,
-)
-from ._certify import _Map, _prove, escalating, proven
+from ._arb import ACB_FUNCTIONS, AcbContext, ArbContext, to_arb, unsupported, workprec
 from ._enclose import NotEnclosable, gaussian_tail, growth_bound
+from ._escalate import escalating
+from ._krawczyk import krawczyk
+from ._mehler import MAX_TERMS, known_zero, polynomial_degree, terms_needed, too_close
 from ._printer import compile_function
 from ._problem import DEQProblem
-from ._sphere import MAX_TERMS, NTK_EXTRA_KEYS, SPHERE_KEYS, _sphere_function, _terms_needed
+from ._proven import proven
+from ._sphere_formulas import (
+    ORDER,
+    exact_zeros,
+    quadratic_formulas,
+    quadratic_signs,
+    sphere_formulas,
+)
+from ._sphere_records import (
+    NTK_EXTRA_KEYS,
+    SPHERE_KEYS,
+    QuadraticActivation,
+    SphereCoefficients,
+    no_quadratic_note,
+)
+from ._variance_proof import VarianceBalls, prove_fixed_point, star_float
 
-__all__ = ["SphereBalls", "Controls", "certify_sphere"]
+__all__ = ["Controls", "Dual", "Projections", "certify_sphere"]
 
 #: Cramér's constant, rounded up (A&S 22.14.17: κ = 1.086435): |h_k(ξ)| ≤ κ e^{ξ²/4}.
 _CRAMER = Fraction(10865, 10000)
@@ -86,18 +102,6 @@ class Controls:
     series_tail: bool = True
 
 
-@dataclasses.dataclass(frozen=True)
-class SphereBalls:
-    """The proven balls: ``values`` (SPHERE_KEYS and NTK_EXTRA_KEYS), Corollary 1's real
-    solutions per sign pattern (None: not real), the series length and the precision."""
-
-    values: dict[str, arb]
-    quadratic_ck: tuple[tuple[arb, arb, arb] | None, ...]
-    quadratic_ntk: tuple[tuple[arb, arb, arb] | None, ...]
-    terms: int
-    prec_bits: int
-
-
 # ---------------------------------------------------------------------------
 # b_k = E[h_k(ξ) φ(τξ)] as balls
 # ---------------------------------------------------------------------------
@@ -115,7 +119,7 @@ def _pieces(act: Activation) -> tuple[Callable[..., tuple[Any, ...]], ...]:
     return tuple(compile_function("phi_piece_acb", [X], [p.expr]) for p in act.pieces)
 
 
-class _Projections:
+class Projections:
     """b_0, b_1, … of ξ ↦ φ(τξ) for every τ in the ball ``tau``, extended on demand."""
 
     def __init__(self, act: Activation, tau: arb, prec: int, controls: Controls) -> None:
@@ -123,7 +127,6 @@ class _Projections:
             raise NotEnclosable(f"{act.name}: an irrational kink is not an exact split point")
         self.act, self.tau, self.prec, self.controls = act, tau, prec, controls
         self.fns = _pieces(act)
-        self.parity = act.parity
         self.b: list[arb] = []
         self.cut, self.tail = self._cut()
 
@@ -168,8 +171,14 @@ class _Projections:
         )
 
     def _zero(self, k: int) -> bool:
-        """b_k = 0 exactly by symmetry (φ odd: even k; φ even: odd k)."""
-        return (self.parity == -1 and k % 2 == 0) or (self.parity == 1 and k % 2 == 1)
+        """b_k = 0 exactly by φ's parity or degree (:func:`._mehler.known_zero`)."""
+        return known_zero(self.act, k)
+
+    @property
+    def finite(self) -> bool:
+        """φ is a polynomial whose every nonzero b_k is among the computed ones."""
+        degree = polynomial_degree(self.act)
+        return degree is not None and len(self.b) > degree
 
     def extend(self, k_max: int, prec_of: Callable[[int], int]) -> None:
         """Compute b_k up to k = k_max, b_k at ``prec_of(k)`` bits (two per integral)."""
@@ -234,10 +243,10 @@ class _Projections:
 # ---------------------------------------------------------------------------
 
 
-class _Dual:
+class Dual:
     """f^{(j)}(r) as a ball for every r in a ball, from the projections and f(1)."""
 
-    def __init__(self, proj: _Projections, norm: arb, controls: Controls) -> None:
+    def __init__(self, proj: Projections, norm: arb, controls: Controls) -> None:
         self.proj, self.norm, self.controls = proj, norm, controls
 
     @property
@@ -252,6 +261,8 @@ class _Dual:
     def tail(self, rho: arb, j: int) -> arb | None:
         """The bound on Σ_{k>K} c_k (k)_j r^{k−j} for |r| ≤ ρ; None if K + 1 < j/(1 − ρ)."""
         k1 = self.terms  # K + 1
+        if self.proj.finite:
+            return arb(0)  # the series ends: nothing beyond K
         if not rho < 1 or not k1 * (1 - rho) >= j:
             return None
         falling = arb(math.prod(range(k1 - j + 1, k1 + 1)))
@@ -271,7 +282,7 @@ class _Dual:
         return total
 
 
-def _estimate(dual: _Dual, s: arb, a2: arb) -> arb:
+def _estimate(dual: Dual, s: arb, a2: arb) -> arb:
     """A point r̃ ≈ r₀ by Newton from 0 on the truncated series (monotone: f convex)."""
     r = arb(0)
     for _ in range(200):
@@ -286,12 +297,12 @@ def _estimate(dual: _Dual, s: arb, a2: arb) -> arb:
     if not r < 1:
         raise ContractionError(
             f"g(0)/g(1) = {r.str(6)} is outside [0, 1): no admissible fixed point at ρ = 0; "
-            "reduce --sigma-a2."
+            "reduce sigma_a2."
         )
     return arb(max(r, arb(0)))
 
 
-def _origin(dual: _Dual, s: arb, a2: arb, prec: int) -> arb:
+def _origin(dual: Dual, s: arb, a2: arb, prec: int) -> arb:
     """The ball ∋ r₀ (see the module doc, step 3), with the series extended as needed."""
     target = arb(2) ** (-prec - 4)
     with workprec(prec):
@@ -311,13 +322,9 @@ def _origin(dual: _Dual, s: arb, a2: arb, prec: int) -> arb:
             # r̃ from a truncated series is below r₀: a refusal sized on it is never premature
             if (
                 dual.terms > MAX_TERMS
-                or _terms_needed(float(r.mid()), prec * 0.30103, 3) > MAX_TERMS
+                or terms_needed(float(r.mid()), prec * 0.30103, 3) > MAX_TERMS
             ):
-                raise NoConvergence(
-                    f"the dual activation is needed at correlation r = {r.str(6)}: its Mehler series "
-                    f"needs more than {MAX_TERMS} terms there; lower --sigma-a2 (r = g(0)/g(1) "
-                    "grows with it) or ask for fewer digits (--dps)."
-                )
+                raise too_close(float(r.mid()))
             # c_k weighs (k)_j r₀^{k−j} in f^{(j)}(r₀): b_k needs k·log2(1/ρ) bits fewer
             plan = min(0.95, 1.5 * float(r.mid()) + 0.02)
             drop = -math.log2(plan)
@@ -332,16 +339,14 @@ def _origin(dual: _Dual, s: arb, a2: arb, prec: int) -> arb:
             if not dh > 0:
                 raise NotEnclosable(f"h'(0) = s − σ_a² f'(0) > 0 is undecided: {dh.str(8)}")
             return arb(0)
-        # Krawczyk: K(Q) = r̃ − Y h(r̃) + (1 − Y h'(Q))(Q − r̃) ⊂ int Q
-        for widen in (prec // 2, prec // 3, prec // 4):
-            big_q = arb(r, (abs(r) * arb(2) ** (-widen) + arb(2) ** (-prec)).upper())
-            dh_q = s - a2 * dual(big_q, 1)
-            y = 1 / arb(dh_q.mid())
-            k = r - y * h0 + (1 - y * dh_q) * (big_q - r)
-            if big_q.contains_interior(k):
-                break
-        else:
+        radii = [
+            (abs(r) * arb(2) ** (-widen) + arb(2) ** (-prec)).upper()
+            for widen in (prec // 2, prec // 3, prec // 4)
+        ]
+        proof = krawczyk(r, h0, lambda big_q: s - a2 * dual(big_q, 1), radii, prec)
+        if proof is None:
             raise NotEnclosable(f"the Krawczyk test failed around g(0)/g(1) ≈ {r.str(20)}")
+        k = proof[0]
         if not k >= 0:
             raise NotEnclosable(f"g(0)/g(1) ≥ 0 is undecided on the ball {k.str(8)}")
         return k
@@ -374,10 +379,11 @@ def _quadratics(
     """Corollary 1's solutions for ``kind`` ("ck" or "ntk"), in the order of ``derive_quadratic``."""
     ctx = _RealRootContext(prec)
     out: list[tuple[arb, arb, arb] | None] = []
-    for one in _solutions_by_sign(kind):
+    env = {"alpha": alpha, "beta": beta, "mu": mu, "d": arb(d)}
+    for formulas in quadratic_formulas(kind):
         try:
             with workprec(prec):
-                a2, a1, a0 = (_ball(v) for v in one(ctx, alpha, beta, mu, arb(d)))
+                a2, a1, a0 = (_ball(v) for v in formulas(ctx, env))
             out.append((a2, a1, a0))
         except _NotReal:
             out.append(None)
@@ -388,75 +394,101 @@ def _ball(v: Any) -> arb:
     return v if isinstance(v, arb) else to_arb(v)
 
 
-@functools.lru_cache(maxsize=2)
-def _solutions_by_sign(kind: str) -> tuple[Callable[..., tuple[Any, ...]], ...]:
-    """Corollary 1's (a2, a1, a0), one compiled function per sign pattern: a pattern whose
-    radicand is negative must not stop the others."""
-    q = derive_quadratic()
-    return tuple(
-        compile_function(
-            f"quadratic_{kind}_" + s.signs.replace("+", "p").replace("-", "m"),
-            [ALPHA, BETA, MU, DIM],
-            [s.a2, s.a1, s.a0],
-            doc=f"HLD 2023 Corollary 1 ({kind.upper()}), signs {s.signs}.",
-        )
-        for s in (q.ck if kind == "ck" else q.ntk)
-    )
+_Solutions = tuple[tuple[arb, arb, arb] | None, ...]
 
 
-def _run(
-    problem: DEQProblem, d: int, prec: int, controls: Controls, q: arb, known: int
-) -> tuple[dict[str, arb], arb, int, tuple[Any, ...], tuple[Any, ...]]:
-    hmap = _Map(problem)
-    s, _ = _prove(hmap, q, known, prec)  # ContractionError when |F'| ≥ 1
+def _balls(
+    problem: DEQProblem,
+    vmap: VarianceBalls,
+    d: int,
+    prec: int,
+    controls: Controls,
+    q: arb,
+    known: int,
+) -> tuple[dict[str, arb], arb, int, _Solutions, _Solutions]:
+    """One attempt at ``prec`` bits: the constants and Corollary 1's solutions as balls, the
+    proved ball of s = τ*² and the series length."""
+    s, _ = prove_fixed_point(vmap, q, known, prec)  # ContractionError when |F'| ≥ 1
     with workprec(prec):
         tau = s.sqrt()
-    m = hmap.enc(tau, ("sq", "dsq"), prec)
+    m = vmap.enc(tau, ("sq", "dsq"), prec)
     with workprec(prec):  # 1/5 is a ball rounded at the precision in force: set it first
         a2, b2 = to_arb(problem.sigma_a2), to_arb(problem.sigma_b2)
         g_dot = a2 * m["dsq"]
         if g_dot >= 1:
             raise ContractionError(
                 f"σ_a² E[φ'(√s ξ)²] = {g_dot.str(8)} ≥ 1: the kernel map is not a contraction off "
-                "the diagonal and K* = G*/(1 − Ġ*) diverges; choose a smaller --sigma-a2 (with "
-                "σ_b² fixed)."
+                f"the diagonal and K* = G*/(1 − Ġ*) diverges at sigma_a2={problem.sigma_a2}; "
+                "choose a smaller sigma_a2 (with σ_b² fixed)."
             )
         if not g_dot < 1:
             raise NotEnclosable(f"σ_a² E[φ'(√s ξ)²] = {g_dot.str(8)} is not separated from 1")
-    proj = _Projections(problem.activation, tau, prec, controls)
-    proj.extend(controls.terms if controls.terms is not None else 3, lambda k: prec + 16)
-    dual = _Dual(proj, m["sq"], controls)
+    proj = Projections(problem.activation, tau, prec, controls)
+    proj.extend(controls.terms if controls.terms is not None else ORDER + 1, lambda k: prec + 16)
+    dual = Dual(proj, m["sq"], controls)
     r0 = _origin(dual, s, a2, prec)
-    fn, names, _ = _sphere_function()
     ctx = ArbContext(prec)
     with workprec(prec):
-        fs = [dual(r0, j) for j in range(4)]
-        env = [a2, b2, s, arb(d), s * r0, m["dsq"], *fs]
-        raw = fn(ctx, *env)
-        values = {
-            k: (v if isinstance(v, arb) else to_arb(v)) for k, v in zip(names, raw, strict=True)
-        }
-    values = {k: values[k] for k in (*SPHERE_KEYS, *NTK_EXTRA_KEYS)}
+        env = {"sigma_a2": a2, "sigma_b2": b2, "s": s, "d": arb(d), "g_0": s * r0}
+        env.update({"m_dsq": m["dsq"], **{f"f_{j}": dual(r0, j) for j in range(ORDER + 2)}})
+        raw = sphere_formulas()(ctx, env)
+    values = {
+        k: (v if isinstance(v, arb) else to_arb(v))
+        for k, v in zip((*SPHERE_KEYS, *NTK_EXTRA_KEYS), raw, strict=True)
+    }
+    values.update({k: arb(0) for k in exact_zeros(problem.activation)})
     ck = _quadratics("ck", values["alpha"], values["beta"], values["mu"], d, prec)
     ntk = _quadratics("ntk", values["ntk_alpha"], values["ntk_beta"], values["ntk_mu"], d, prec)
     return values, s, dual.terms, ck, ntk
 
 
+def _record(
+    problem: DEQProblem,
+    d: int,
+    balls: dict[str, arb],
+    ck: _Solutions,
+    ntk: _Solutions,
+    terms: int,
+    prec: int,
+) -> SphereCoefficients:
+    """A :class:`SphereCoefficients` whose every value is the digits its ball proves."""
+    dps = problem.dps
+    values = {k: proven(v, dps) for k, v in balls.items()}
+    notes: list[str] = []
+
+    def quadratics(sols: _Solutions, which: str) -> tuple[QuadraticActivation, ...]:
+        out = tuple(
+            QuadraticActivation(sign, *(proven(v, dps) for v in sol))
+            for sign, sol in zip(quadratic_signs(), sols, strict=True)
+            if sol is not None
+        )
+        if not out:
+            notes.append(no_quadratic_note(values, which, d))
+        return out
+
+    qck, qntk = quadratics(ck, "CK"), quadratics(ntk, "NTK")
+    return SphereCoefficients(
+        problem, d, values, qck, qntk, terms, tuple(notes), certified=True, prec_bits=prec
+    )
+
+
 def certify_sphere(
-    problem: DEQProblem, d: int, dps: int, controls: Controls = Controls()
-) -> SphereBalls:
-    """The sphere constants as proven balls, raising the precision until ``dps`` digits show.
+    problem: DEQProblem, d: int, controls: Controls = Controls()
+) -> SphereCoefficients:
+    """The sphere constants proven, the precision raised until ``problem.dps`` digits show.
 
     Raises:
       NotEnclosable: outside what ball arithmetic proves here (the caller falls back).
       ContractionError: a fixed point that does not attract, or a diverging NTK.
       NoConvergence: g(0)/g(1) so close to 1 that the series needs too many terms.
     """
+    vmap = VarianceBalls(problem)
+    dps = problem.dps
 
     def attempt(q: arb, known: int, prec: int) -> tuple[tuple[Any, ...], arb, int]:
-        values, s, terms, ck, ntk = _run(problem, d, prec, controls, q, known)
+        values, s, terms, ck, ntk = _balls(problem, vmap, d, prec, controls, q, known)
         balls = [*values.values(), *(v for sol in (*ck, *ntk) if sol for v in sol)]
         return (values, terms, ck, ntk), s, min(proven(v, dps).digits for v in balls)
 
-    (values, terms, ck, ntk), prec = escalating(problem, dps, attempt)
-    return SphereBalls(values, ck, ntk, terms, prec)
+    (values, terms, ck, ntk), prec = escalating(star_float(problem), dps, attempt)
+    return _record(problem, d, values, ck, ntk, terms, prec)
