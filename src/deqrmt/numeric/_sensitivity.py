@@ -1,7 +1,7 @@
 r"""``sensitivities``: ∂/∂σ_a² and ∂/∂σ_b² of the DEQ's coefficients, proven or verified.
 
-The formulas are :func:`deqrmt.symbolic.derive_sensitivity`'s (implicit differentiation of
-τ*² = F(τ*²), the heat rule for every moment), compiled once (:mod:`._formulas`) and evaluated
+The formulas are :func:`deqrmt.symbolic._sensitivity.derive_sensitivity`'s (implicit
+differentiation of τ*² = F(τ*²), the heat rule for every moment), compiled once (:mod:`._formulas`) and evaluated
 like the coefficients themselves (:mod:`._deq`):
 
 * certified (the default): τ*² proved by Krawczyk's test (:mod:`._variance_proof`), the raw
@@ -80,9 +80,9 @@ def sensitivity_formulas(
 class DEQSensitivities(ProblemFields, Mapping[str, Mapping[str, Verified]]):
     """∂/∂σ_a² and ∂/∂σ_b² of every coefficient of one :class:`DEQProblem`.
 
-    A mapping (``derivatives`` holds it): coefficient key (``tau_star``, ``gamma_star``, ``alpha_1`` … ``kappa_star``,
-    ``center``, as :func:`deq_coefficients`) → ``{"sigma_a2": Verified, "sigma_b2": Verified}``;
-    :meth:`wrt` gives one parameter's column.  The derivatives are partial, σ_a² and σ_b²
+    A mapping (``derivatives`` holds it): coefficient key (``tau_star``, ``gamma_star``,
+    ``alpha_1`` … ``kappa_star``, ``center``, as :func:`deq_coefficients`) →
+    ``{"sigma_a2": Verified, "sigma_b2": Verified}``; :meth:`wrt` gives one parameter's column.  The derivatives are partial, σ_a² and σ_b²
     independent.  ``certified``, ``prec_bits``, ``reason`` and ``notes`` as in
     :class:`DEQCoefficients`.
     """
@@ -243,7 +243,8 @@ def sensitivities(
     :func:`deq_coefficients` (ICML 2024, Theorems 1–2), from formulas SymPy derives by implicit
     differentiation of the fixed point τ*² = σ_a² E[φ_c²(τ*ξ)] + σ_b² τ0²:
     dτ*²/dσ = (∂F/∂σ)/(1 − F'(τ*²)), and each moment at τ* moves by the heat rule
-    d/dq E[g(√q ξ)] = E[g''(√q ξ)]/2 (:func:`deqrmt.symbolic.derive_sensitivity`).
+    d/dq E[g(√q ξ)] = E[g''(√q ξ)]/2
+    (:func:`deqrmt.symbolic._sensitivity.derive_sensitivity`).
 
     σ_a² and σ_b² are independent: ∂/∂σ_a² holds σ_b² fixed, also where σ_b² defaults to
     1 − σ_a² (along that line the derivative is ∂/∂σ_a² − ∂/∂σ_b²).
