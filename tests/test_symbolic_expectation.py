@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from deqrmt.symbolic import TAU, Activation, X, get_activation, moment_set
 from helpers import CATALOGUE, gauss, stein_moment
 
-NAMES = ("phi", "d1", "d2", "d3", "d4", "sq", "sq2", "dsq")
+NAMES = ("phi", "d1", "d2", "d3", "d4", "sq", "sq2", "dsq", "sq4", "dsq2")  # sq4, dsq2: issue 23
 T, Q = TAU, TAU**2
 SQ2PI = sp.sqrt(2 * sp.pi)
 E = sp.exp
@@ -184,6 +184,10 @@ def _definition(ref, name: str, tau) -> mpmath.mpf:
         return gauss(lambda x: ref.phi(x) ** 2, tau, ks)
     if name == "sq2":
         return stein_moment(lambda x: ref.phi(x) ** 2, tau, 2, ks)
+    if name == "sq4":  # issue 23's sensitivities
+        return stein_moment(lambda x: ref.phi(x) ** 2, tau, 4, ks)
+    if name == "dsq2":
+        return stein_moment(lambda x: ref.dphi(x) ** 2, tau, 2, ks)
     return gauss(lambda x: ref.dphi(x) ** 2, tau, ks)
 
 

@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from .numeric import explicit_coefficients as explicit_coefficients
     from .numeric import scan_fixed_points as scan_fixed_points
     from .numeric import sphere_coefficients as sphere_coefficients
+    from .numeric._sensitivity import DEQSensitivities as DEQSensitivities
+    from .numeric._sensitivity import sensitivities as sensitivities
     from .symbolic import coefficient_expression as coefficient_expression
     from .symbolic import derive_deq as derive_deq
     from .symbolic import derive_fixed_point as derive_fixed_point
@@ -93,6 +95,8 @@ _LAZY = {
         ("DEQKernel", "SpectrumReport", "equivalent_kernels", "kernels", "spectrum"), ".validate"
     ),
     "SpectralLaw": ".numeric",
+    # issue 23: ∂/∂σ_a², ∂/∂σ_b² of every DEQ coefficient (implicit differentiation, proven)
+    **dict.fromkeys(("DEQSensitivities", "sensitivities"), ".numeric._sensitivity"),
 }  # fmt: skip
 
 

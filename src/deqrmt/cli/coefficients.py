@@ -73,6 +73,14 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="with a σ_a² range or list: write coefficients.png (coefficients against σ_a²) into "
         "DIR (needs matplotlib, in the [validate] extra; default: no plot)",
     )
+    p.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="also show ∂/∂σ_a² and ∂/∂σ_b² of every coefficient, derived by implicit "
+        "differentiation of the fixed point and proven like the coefficients (JSON: "
+        '"sensitivities").  Partial derivatives, σ_a² and σ_b² independent: where σ_b² '
+        "defaults to 1 − σ_a², the derivative along that line is ∂/∂σ_a² − ∂/∂σ_b²; one σ_a² only",
+    )
     add_force(p)
     add_dps(p)
     add_json(p)
@@ -90,15 +98,49 @@ def run(args: argparse.Namespace) -> int:
 
     grid = number_grid(args.sigma_a2, "sigma_a2")
     if len(grid) > 1 or ":" in args.sigma_a2 or "," in args.sigma_a2:
+        if args.sensitivity:
+            raise InvalidArgument(
+                "--sensitivity takes one σ_a², not a range or list; give e.g. --sigma-a2 0.2."
+            )
         return _run_grid(args, act, grid)
     if args.plot:
         raise InvalidArgument("--plot needs a σ_a² range or list, e.g. --sigma-a2 0.05:0.6:12.")
     res = _compute(args, act, args.sigma_a2)
+    sens = _sensitivities(args, res.problem) if args.sensitivity else None
     if args.json:
-        print_json(args, res.to_dict())
+        out = res.to_dict()
+        if sens is not None:
+            out["sensitivities"] = sens.to_dict()
+        print_json(args, out)
         return 0
     _print_table(res)
+    if sens is not None:
+        _print_sensitivities(sens)
     return 0
+
+
+def _sensitivities(args: argparse.Namespace, problem: Any) -> Any:
+    from ..numeric._sensitivity import sensitivities
+
+    return sensitivities(problem, certify=not args.no_certify)
+
+
+def _print_sensitivities(sens: Any) -> None:
+    """The derivative table: one row per coefficient, a column per parameter."""
+    from .._text import table
+
+    p = sens.problem
+    how = "proven (Arb balls)" if sens.certified else "verified (two evaluations agree)"
+    title = (
+        f"∂/∂σ_a² and ∂/∂σ_b² at σ_a² = {p.sigma_a2}, σ_b² = {p.sigma_b2} (partial: σ_a², σ_b² "
+        f"independent; along σ_b² = 1 − σ_a² take ∂/∂σ_a² − ∂/∂σ_b²); {how}"
+    )
+    header = ("", "", "∂/∂σ_a²", "∂/∂σ_b²")
+    rows = [(k, _DEQ_SYMBOLS[k], d["sigma_a2"].text, d["sigma_b2"].text) for k, d in sens.items()]
+    print()
+    print(table([header, *rows], title))
+    short = [f"d{k}/d{q}" for k, d in sens.items() for q, v in d.items() if v.digits < p.dps]
+    print_notes(short, sens.reason, ())
 
 
 def _compute(args: argparse.Namespace, act: Any, sigma_a2: Any) -> Any:

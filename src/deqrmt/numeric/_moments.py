@@ -118,10 +118,15 @@ class MomentEvaluator:
         sq_pow = max(
             (len(self._weights[n]) - 1 for n in names if self._kind[n] == "sq"), default=-1
         )
-        need_d = any(self._kind[n] == "dsq" for n in names)
+        # E[φ'²] and, for the sensitivities, E[(φ'²)''] (a Hermite weight on φ'²)
+        d_pow = max(
+            (len(self._weights[n]) - 1 for n in names if self._kind[n] == "dsq"), default=-1
+        )
+        need_d = d_pow >= 0
         a = [ctx.zero] * (phi_pow + 1)
         b = [ctx.zero] * (sq_pow + 1)
-        c = ctx.zero
+        c = [ctx.zero] * (d_pow + 1)
+        mag_c = ctx.zero
         mag_a = ctx.zero
         mag_b = ctx.zero
         fns = self._both if need_d else self._phi
@@ -155,13 +160,22 @@ class MomentEvaluator:
                         b[k] += t
                 if need_d:
                     d = vals[1]
-                    c += w * d * d
+                    t = w * d * d
+                    c[0] += t
+                    if d_pow:
+                        mag_c += t * (1 + xi * xi) ** d_pow
+                    for k in range(1, d_pow + 1):
+                        t *= xi
+                        c[k] += t
         out = {}
         for n in names:
             kind = self._kind[n]
             coeffs = self._weights[n]
-            if kind == "dsq":
-                s, mag = c, abs(c)
+            if kind == "dsq" and len(coeffs) == 1:
+                s, mag = c[0], abs(c[0])
+            elif kind == "dsq":
+                s = sum((cf * c[k] for k, cf in enumerate(coeffs) if cf), ctx.zero)
+                mag = mag_c * (1 + 6 * len(coeffs))
             else:
                 sums = a if kind == "phi" else b
                 s = sum((cf * sums[k] for k, cf in enumerate(coeffs) if cf), ctx.zero)
@@ -201,11 +215,8 @@ def _is_entire(act: Activation) -> bool:
 
 
 def _kind_of(name: str) -> str:
-    if name in ("sq", "sq2"):
-        return "sq"
-    if name == "dsq":
-        return "dsq"
-    return "phi"
+    """What moment ``name`` integrates: ``phi``, ``sq`` (φ²) or ``dsq`` (φ'²)."""
+    return MOMENTS[name][1]
 
 
 def evaluator_for(act: Activation) -> MomentEvaluator:

@@ -392,6 +392,9 @@ MOMENTS: dict[str, tuple[str, str, int]] = {
     "sq": ("E[φ(τξ)²]", "sq", 0),
     "sq2": ("E[(φ²)''(τξ)]", "sq", 2),
     "dsq": ("E[φ'(τξ)²]", "dsq", 0),
+    # only the sensitivities use these (deqrmt.symbolic._sensitivity: d/dq of sq2 and dsq)
+    "sq4": ("E[(φ²)''''(τξ)]", "sq", 4),
+    "dsq2": ("E[(φ'²)''(τξ)]", "dsq", 2),
 }
 
 
