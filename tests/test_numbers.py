@@ -224,3 +224,13 @@ def test_to_pandas_without_pandas_names_the_fix(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(MissingExtra, match="pip install"):
         deqrmt.explicit_coefficients(["relu"], dps=12).to_pandas()
     assert issubclass(MissingExtra, DeqrmtError)
+
+
+def test_non_finite_and_truth() -> None:
+    v = _proven(Fraction(1, 4))
+    assert v < float("inf") and v > float("-inf") and not v == float("nan")  # noqa: SIM201
+    assert not (v < float("nan")) and v != mpmath.inf
+    zero = deqrmt.deq_coefficients("tanh", dps=12).alpha_2  # odd φ: exactly 0
+    assert not zero and v and zero == 0
+    chained = (v - v) + 1  # a ball proving no digit, then 1 ± tiny: digits again
+    assert chained.certified and chained.text.startswith("1.0000") and chained.contains(1)

@@ -60,10 +60,10 @@ class Verified:
       through a Python float.  ``-v``, ``+v`` and ``abs(v)`` are exact: a Verified with the
       same digits.  With an mpmath number or a numpy scalar on the *left*, that library's
       own rules apply (mpmath rounds to ``mp.prec``; numpy converts to float64).
-    * ``== < <= > >=`` compare ``value`` exactly with the other number, and ``hash`` agrees
-      with ``==`` (equal to ``hash`` of the same int, float or Fraction).  To decide a
-      comparison with proof, compare the ``.ball`` of each (an ``arb`` comparison is true only when
-      certain).
+    * ``== < <= > >=`` compare ``value`` exactly with the other number, ``hash`` agrees
+      with ``==`` (equal to ``hash`` of the same int, float or Fraction), and ``bool(v)`` is
+      ``v != 0``.  To decide a comparison with proof, compare the ``.ball`` of each (an
+      ``arb`` comparison is true only when certain).
     * ``float(v)`` and numpy: ``np.asarray(v)`` is a float64 0-d array, and
       ``np.asarray([c.alpha_1, c.beta_1], dtype=float)`` a float64 vector.  ``int(v)`` is
       refused: say how to round (``round(float(v))``, ``math.floor(v.value)``).
@@ -163,7 +163,12 @@ class Verified:
     def _exact(self) -> Fraction:
         return _fraction(self.value)
 
+    def __bool__(self) -> bool:
+        return self.value != 0  # a number: zero is false (tanh's α*₂)
+
     def __eq__(self, other: object) -> bool:
+        if _non_finite(other):
+            return False
         o = _as_exact(other)
         if o is None:
             return NotImplemented
@@ -184,7 +189,9 @@ class Verified:
     def __ge__(self, other: Any) -> bool:
         return self._compare(other, lambda a, b: a >= b)
 
-    def _compare(self, other: Any, op: Callable[[Fraction, Fraction], bool]) -> Any:
+    def _compare(self, other: Any, op: Callable[[Any, Any], bool]) -> Any:
+        if _non_finite(other):  # ±inf orders as a float does, nan compares false
+            return op(float(self.value), float(other))
         o = _as_exact(other)
         if o is None:
             return NotImplemented
@@ -243,6 +250,15 @@ def _fraction(x: Any) -> Fraction:
     sign, man, exp, _ = raw
     m = -int(man) if sign else int(man)
     return Fraction(m * 2**exp) if exp >= 0 else Fraction(m, 2**-exp)
+
+
+def _non_finite(x: Any) -> bool:
+    """An inf or nan float, Decimal or mpmath number (compared as floats, never converted)."""
+    if isinstance(x, float | decimal.Decimal):
+        return not x.is_finite() if isinstance(x, decimal.Decimal) else not math.isfinite(x)
+    if _is_mpf(x):
+        return not mpmath.isfinite(mpmath.mpf(x._mpf_))
+    return False
 
 
 def _is_mpf(x: Any) -> bool:
@@ -309,7 +325,8 @@ def _arithmetic(a: Any, b: Any, op: str) -> Any:
     for x in sides:
         if not (isinstance(x, Verified) or _is_arb(x) or _as_exact(x) is not None):
             return NotImplemented
-    digits = max(x.digits for x in sides if isinstance(x, Verified))
+    # a proven ball that proves no digit (x − x) caps nothing: its radius decides the digits
+    digits = max(x.digits for x in sides if isinstance(x, Verified)) or 3 * MIN_DIGITS
     proven = all((x.certified if isinstance(x, Verified) else not _is_mpf(x)) for x in sides)
     if proven:
         return _ball_arithmetic(a, b, op, digits)
