@@ -234,3 +234,30 @@ def test_non_finite_and_truth() -> None:
     assert not zero and v and zero == 0
     chained = (v - v) + 1  # a ball proving no digit, then 1 ± tiny: digits again
     assert chained.certified and chained.text.startswith("1.0000") and chained.contains(1)
+
+
+class _Frame:
+    """A stand-in for pandas.DataFrame (pandas is optional and not needed to check the rows)."""
+
+    def __init__(self, rows: list[dict[str, object]]) -> None:
+        self.rows, self.index = rows, None
+
+    def set_index(self, key: str) -> _Frame:
+        self.index = [row.pop(key) for row in self.rows]
+        return self
+
+
+def test_to_pandas_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = type(sys)("pandas")
+    fake.DataFrame = _Frame  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pandas", fake)
+    c = deqrmt.deq_coefficients("relu", dps=12)
+    df = c.to_pandas()
+    assert df.index == list(c.keys())
+    row = df.rows[df.index.index("alpha_1")]
+    assert row["text"] == "0.210526315789" and row["value"] == float(c.alpha_1)
+    assert row["certified"] is True and row["digits"] == 12
+    e = deqrmt.explicit_coefficients(["relu", "tanh"], dps=12).to_pandas()
+    assert e.index == [1, 2] and e.rows[1]["activation"] == "tanh" and e.rows[0]["alpha_1"] == 0.25
+    r = deqrmt.check_activation("tanh", sigma_a2="0.2").to_pandas()
+    assert r.index[0] == "lipschitz" and r.rows[0]["status"] == "PASS"
