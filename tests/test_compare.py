@@ -64,12 +64,19 @@ def test_a_refused_activation_is_a_note_not_the_end(capsys: pytest.CaptureFixtur
         (["compare", "tanh", "relu", "--sigma-a2", "0.1:0.3:3"], "--plot-range"),
         (["compare", "tahn", "relu"], "UnknownActivation"),
         (["compare", "3*x"], "ContractionError"),  # every activation refused: its error
+        (["compare", "relu", "--plot", "p", "--plot-range", "0.1:0.5:41"], "at most 40"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(
-    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    argv: list[str],
+    message: str,
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # a relative --plot DIR would land here; none may be made
     assert main(argv) == 2
+    assert list(tmp_path.iterdir()) == []
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("deqrmt: error: ") and message in captured.err

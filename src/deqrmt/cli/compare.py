@@ -32,6 +32,8 @@ PLOT_NAME = "compare.png"
 PLOT_EXTRA = ("matplotlib",)
 #: digits per cell of the table (the JSON carries every verified digit)
 TABLE_DIGITS = 12
+#: σ_a² points of ``--plot`` at most (× 8 activations: a few minutes on one core at worst)
+MAX_PLOT_POINTS = 40
 #: digits of each plotted point (a plot is read to ~3 digits; 15 keeps each point fast)
 PLOT_DPS = 15
 
@@ -72,8 +74,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "--plot-range",
         default="0.05:0.6:12",
         metavar="A:B:N",
-        help="the σ_a² values of --plot: N points from A to B (or a list a,b,c); σ_b² is "
-        "--sigma-b2, or 1 − σ_a² at each point (default: 0.05:0.6:12)",
+        help="the σ_a² values of --plot: N points from A to B (or a list a,b,c), at most "
+        f"{MAX_PLOT_POINTS}; σ_b² is --sigma-b2, or 1 − σ_a² at each point "
+        "(default: 0.05:0.6:12)",
     )
     add_force(p)
     add_dps(p)
@@ -95,6 +98,11 @@ def run(args: argparse.Namespace) -> int:
         from ..numeric._problem import number_grid
 
         grid = number_grid(args.plot_range, "plot_range")
+        if len(grid) > MAX_PLOT_POINTS:
+            raise InvalidArgument(
+                f"--plot-range {args.plot_range}: {len(grid)} points; compare plots at most "
+                f"{MAX_PLOT_POINTS} (e.g. 0.05:0.6:{MAX_PLOT_POINTS})."
+            )
     outcomes = [_outcome(args, act, args.sigma_a2, args.dps) for act in acts]
     answered = [r for r in outcomes if not isinstance(r, DeqrmtError)]
     if not answered:
@@ -192,11 +200,19 @@ def _print_table(acts: list[Any], outcomes: list[Any], dps: int) -> None:
             print(f"note: {name}: {escape_controls(n, keep='')}")
 
 
+def _shown(name: str) -> str:
+    from .._text import escape_controls
+
+    return escape_controls(name, keep="")
+
+
 def _plot(args: argparse.Namespace, acts: list[Any], grid: list[Any]) -> None:
     from .._io import write_directory
 
     lines: dict[str, list[tuple[float, dict[str, float]]]] = {}
-    for act in acts:
+    for i, act in enumerate(acts, 1):
+        # progress on stderr: the plot is the long part (len(grid) points per activation)
+        print_stderr(f"{NAME} --plot: {_shown(act.name)} at {len(grid)} σ_a² ({i}/{len(acts)})")
         pts = [(s, _outcome(args, act, s, min(args.dps, PLOT_DPS))) for s in grid]
         # a refused σ_a² (e.g. past the contraction) is a gap in that activation's line
         lines[act.name] = [(float(s), r.to_dict(float)) for s, r in pts
