@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         if len(grid) > MAX_PLOT_POINTS:
             raise InvalidArgument(
                 f"--plot-range {args.plot_range}: {len(grid)} points; compare plots at most "
-                f"{MAX_PLOT_POINTS} (e.g. 0.05:0.6:{MAX_PLOT_POINTS})."
+                f"{MAX_PLOT_POINTS} (docs/limits.md), e.g. 0.05:0.6:{MAX_PLOT_POINTS}."
             )
     outcomes = [_outcome(args, act, args.sigma_a2, args.dps) for act in acts]
     answered = [r for r in outcomes if not isinstance(r, DeqrmtError)]
@@ -119,8 +119,8 @@ def run(args: argparse.Namespace) -> int:
 def _activations(texts: list[str]) -> list[Any]:
     if len(texts) > MAX_ACTIVATIONS:
         raise InvalidArgument(
-            f"{len(texts)} activations: compare takes at most {MAX_ACTIVATIONS}; split them "
-            "into several comparisons."
+            f"{len(texts)} activations: compare takes at most {MAX_ACTIVATIONS} "
+            "(docs/limits.md); split them into several comparisons."
         )
     from ..symbolic import get_activation
 
