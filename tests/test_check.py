@@ -107,7 +107,7 @@ def test_report_lines_and_json_round_trip(tanh_report):
     assert len([ln for ln in lines if ln.startswith("  ")]) == len(tanh_report.items)
     d = json.loads(tanh_report.to_json())
     assert d["passed"] is True
-    assert [i["key"] for i in d["items"]] == tanh_report.keys()
+    assert [i["key"] for i in d["items"]] == list(tanh_report.keys())
     with pytest.raises(KeyError, match="no such item"):
         tanh_report["nope"]
 

@@ -58,6 +58,7 @@ PUBLIC_MODULES: tuple[str, ...] = (
 #: whole CLI reference builds in about a minute on 2 cores.
 CLI_EXAMPLES: dict[str, list[str]] = {
     "coefficients": ["coefficients tanh --sigma-a2 0.2", "coefficients relu --dps 15 --json"],
+    "compare": ["compare relu tanh silu", "compare tanh erf --sigma-a2 0.3 --dps 15 --json"],
     "explicit": ["explicit relu tanh --dps 20"],
     "sphere": ["sphere 'sqrt(2)*max(x, 0)' --sigma-a2 0.2 --dps 20"],
     "derive": ["derive deq-ck", "derive deq-ntk --latex"],

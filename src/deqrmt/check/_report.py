@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import ItemsView, Iterator, Mapping
 from typing import Any
 
 import mpmath
@@ -13,7 +13,16 @@ from .._errors import InvalidArgument
 from .._text import escape_controls
 from ..numeric import DEQProblem, ProblemFields
 
-__all__ = ["PASS", "FAIL", "NA", "CheckItem", "CheckReport", "ASSUMPTION_KEYS", "number_text"]
+__all__ = [
+    "PASS",
+    "FAIL",
+    "NA",
+    "CheckItem",
+    "CheckItems",
+    "CheckReport",
+    "ASSUMPTION_KEYS",
+    "number_text",
+]
 
 PASS, FAIL, NA = "PASS", "FAIL", "N/A"
 #: the items of Assumption 1 (ICML 2024); the contraction items and the note follow them
@@ -82,13 +91,25 @@ class CheckItem:
         }
 
 
+class CheckItems(tuple[CheckItem, ...]):
+    """A report's lines, in order: a tuple (``report.items[0]``), and, called, the Mapping's
+    items view (``report.items()`` → (key, CheckItem) pairs), so both readings work."""
+
+    __slots__ = ()
+
+    def __call__(self) -> ItemsView[str, CheckItem]:
+        return ItemsView({item.key: item for item in self})
+
+
 @dataclasses.dataclass(frozen=True)
-class CheckReport(ProblemFields):
+class CheckReport(ProblemFields, Mapping[str, CheckItem]):
     """Every item :func:`deqrmt.check.check_activation` checked, for one activation and setting.
 
     A mapping from item key (``"lipschitz"``, ``"contraction_ck"``, ``"stein"``, …) to its
     ``CheckItem`` (``status`` PASS, FAIL or N/A, ``numbers``, ``explanation``); ``passed`` is the
-    CLI's exit status 0, ``assumption_holds`` the paper's Assumption 1.
+    CLI's exit status 0, ``assumption_holds`` the paper's Assumption 1.  A read-only
+    ``collections.abc.Mapping``: ``keys()``, ``items()``, ``len``, ``dict(report)``;
+    ``to_pandas()`` is the report as a table.
 
     Attributes:
       problem: the activation and setting checked (at the lower precision of the digit pair).
@@ -102,7 +123,12 @@ class CheckReport(ProblemFields):
     """
 
     problem: DEQProblem
-    items: tuple[CheckItem, ...]
+    # field() with no default: the Mapping method ``items`` must not become the default; the
+    # tuple is a CheckItems, so ``report.items`` (the lines) and ``report.items()`` both work
+    items: tuple[CheckItem, ...] = dataclasses.field()  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", CheckItems(self.items))
 
     @property
     def passed(self) -> bool:
@@ -114,14 +140,30 @@ class CheckReport(ProblemFields):
         """Assumption 1 of the paper holds (its items all PASS)."""
         return all(self[k].status == PASS for k in ASSUMPTION_KEYS if k in self.keys())
 
-    def keys(self) -> list[str]:
-        return [item.key for item in self.items]
+    def __iter__(self) -> Iterator[str]:
+        return (item.key for item in self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
 
     def __getitem__(self, key: str) -> CheckItem:
         for item in self.items:
             if item.key == key:
                 return item
-        raise KeyError(f"{key!r}: no such item; items are {', '.join(self.keys())}")
+        raise KeyError(
+            f"{escape_controls(repr(key), keep='')}: no such item; items are {', '.join(self)}"
+        )
+
+    def to_pandas(self) -> Any:
+        """A :class:`pandas.DataFrame`, one row per item (index ``key``; columns ``status``,
+        ``group``, ``title``, ``explanation`` and the item's numbers as text).  Needs pandas."""
+        from ..numeric._mapping import pandas
+
+        pd = pandas("CheckReport.to_pandas()")
+        rows = [{k: v for k, v in item.to_dict().items() if k != "numbers"} for item in self.items]
+        for row, item in zip(rows, self.items, strict=True):
+            row["numbers"] = ", ".join(f"{k} = {v}" for k, v in item.numbers.items())
+        return pd.DataFrame(rows).set_index("key")
 
     def failures(self) -> tuple[CheckItem, ...]:
         return tuple(item for item in self.items if item.status == FAIL)

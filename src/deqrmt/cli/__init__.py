@@ -51,6 +51,7 @@ __all__ = ["COMMANDS", "EXIT_CODES", "build_parser", "main"]
 #: The command modules of this package, in ``deqrmt --help`` order; adding one is one line.
 COMMANDS: tuple[str, ...] = (
     "coefficients",
+    "compare",
     "explicit",
     "sphere",
     "derive",

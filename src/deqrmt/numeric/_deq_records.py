@@ -15,6 +15,7 @@ from .. import _arguments
 from .._errors import ContractionError
 from .._text import escape_controls
 from . import _display
+from ._mapping import ValueTable, VerifiedMapping, convert
 from ._problem import DEQProblem, ProblemFields
 from ._verify import Verified, certification_fields
 
@@ -57,12 +58,18 @@ def _verified_property(key: str) -> property:
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class DEQCoefficients(ProblemFields):
+class DEQCoefficients(ProblemFields, VerifiedMapping):
     """τ*, γ*, α*₁..₄, β*₁..₃, κ* and the centering constant of one :class:`DEQProblem`.
 
     Every number is a :class:`Verified` (value, digits, text), reachable as an attribute
     (``c.alpha_1``), by key (``c["alpha_1"]``) or in ``values``; ``moments`` holds the
-    Gaussian moments of φ_c at τ*.  ``other_fixed_points`` are the other roots of τ² = F(τ²)
+    Gaussian moments of φ_c at τ* (by key too: ``c["E_phi_prime"]``).
+
+    The record is a read-only ``collections.abc.Mapping`` over the coefficients it holds
+    (``keys()``, ``items()``, ``len``, ``dict(c)``; β*, κ* are absent when the NTK diverges);
+    ``values`` is both the attribute it always was (``c.values["alpha_1"]``) and the Mapping
+    method (``c.values()``): see :class:`~deqrmt.numeric._mapping.ValueTable`.
+    ``to_dict(float)`` gives plain floats, ``to_pandas()`` a table.  ``other_fixed_points`` are the other roots of τ² = F(τ²)
     in range (verified τ values), with their kind in ``notes``.
 
     ``certified``: every digit is proven by Arb ball arithmetic (each value has a ``radius``);
@@ -79,7 +86,8 @@ class DEQCoefficients(ProblemFields):
     """
 
     problem: DEQProblem
-    values: Mapping[str, Verified]
+    # field() with no default: the Mapping method ``values`` must not become the default
+    values: Mapping[str, Verified] = dataclasses.field()
     moments: Mapping[str, Verified]
     other_fixed_points: tuple[Verified, ...] = ()
     notes: tuple[str, ...] = ()
@@ -98,6 +106,11 @@ class DEQCoefficients(ProblemFields):
     beta_3 = _verified_property("beta_3")
     kappa_star = _verified_property("kappa_star")
     center = _verified_property("center")
+
+    def __post_init__(self) -> None:
+        # read-only tables: ``values`` answers both c.values["alpha_1"] and c.values()
+        object.__setattr__(self, "values", ValueTable(self.values))
+        object.__setattr__(self, "moments", ValueTable(self.moments))
 
     def __getitem__(self, key: str) -> Verified:
         if not isinstance(key, str):
@@ -132,8 +145,13 @@ class DEQCoefficients(ProblemFields):
         """The moments of φ_c at τ* as Python floats."""
         return {k: float(v.value) for k, v in self.moments.items()}
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the inputs, every value as its verified decimal string, the digits."""
+    def to_dict(self, kind: Any = None) -> dict[str, Any]:
+        """JSON-ready: the inputs, every value as its verified decimal string, the digits.
+
+        ``to_dict(float)``: only the coefficients, ``{name: float}`` (as ``dict(c)`` but with
+        plain floats); ``to_dict(str)``: ``{name: verified digits}``."""
+        if kind is not None:
+            return {k: convert(v, kind) for k, v in self.values.items()}
         out = self.problem.to_dict()
         out.update({k: self.values[k].text if k in self.values else None for k in DEQ_KEYS})
         out["moments"] = {k: v.text for k, v in self.moments.items()}

@@ -24,6 +24,7 @@ from ._deq_formulas import layer_formulas
 from ._deq_records import shown
 from ._deq_verified import GUARD_CHECK, GUARD_WORK
 from ._fixed_point import moments_at
+from ._mapping import ValueTable, pandas
 from ._problem import MAX_LAYERS, check_dps, exact_number, in_range
 from ._verify import Verified, verify
 
@@ -43,8 +44,10 @@ class ExplicitCoefficients:
       tau0: τ0 of the input data (exact).
       dps: the verified digits asked for.
       centered: whether each σ_l was centered at its input scale τ̃_{l−1}.
-      layers: one mapping per layer of :class:`Verified` numbers, keys ``tau``, ``alpha_1`` …
-        ``alpha_4``, ``beta_1`` … ``beta_3``, ``kappa`` and ``center``.
+      layers: one read-only mapping per layer of :class:`Verified` numbers, keys ``tau``,
+        ``alpha_1`` … ``alpha_4``, ``beta_1`` … ``beta_3``, ``kappa`` and ``center``
+        (``dict(e.layers[0])``, ``e.layers[0].to_dict(float)``); ``to_pandas()`` is the
+        table, one row per layer.
 
     Example:
       >>> from deqrmt import explicit_coefficients
@@ -58,6 +61,19 @@ class ExplicitCoefficients:
     dps: int
     centered: bool
     layers: tuple[Mapping[str, Verified], ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "layers", tuple(ValueTable(layer) for layer in self.layers))
+
+    def to_pandas(self) -> Any:
+        """A :class:`pandas.DataFrame`, one row per layer (index ``layer``, 1 … L; the column
+        ``activation``), one float column per coefficient.  Needs pandas (MissingExtra)."""
+        pd = pandas("ExplicitCoefficients.to_pandas()")
+        rows = [
+            {"layer": l, "activation": a.name, **{k: float(v) for k, v in layer.items()}}
+            for l, (a, layer) in enumerate(zip(self.activations, self.layers, strict=True), 1)
+        ]
+        return pd.DataFrame(rows).set_index("layer")
 
     def as_floats(self) -> list[dict[str, float]]:
         return [{k: float(v.value) for k, v in layer.items()} for layer in self.layers]

@@ -17,6 +17,7 @@ from typing import Any
 from .. import _arguments
 from .._errors import InvalidArgument
 from . import _display
+from ._mapping import ValueTable, VerifiedMapping, convert
 from ._problem import DEQProblem, ProblemFields
 from ._verify import Verified, ball_dict, certification_fields
 
@@ -62,7 +63,7 @@ def _verified_property(key: str) -> property:
 
 
 @dataclasses.dataclass(frozen=True)
-class SphereCoefficients(ProblemFields):
+class SphereCoefficients(ProblemFields, VerifiedMapping):
     r"""HLD 2023's sphere-setting coefficients for one activation, each with its verified digits.
 
     ``problem`` holds φ, σ_a², σ_b² and the digits asked for (τ0 = 1: ‖x‖ = 1; φ uncentered);
@@ -71,12 +72,15 @@ class SphereCoefficients(ProblemFields):
     (``c["mu"]``) too.  ``quadratic_ck``/``quadratic_ntk`` hold Corollary 1's real solutions,
     ``"+++"`` first, or are empty when none is real (e.g. α < μ/d, as for an odd φ where
     α = 0).  ``certified``, ``prec_bits`` and ``reason`` mean what they mean for
-    :class:`~deqrmt.numeric.DEQCoefficients`.
+    :class:`~deqrmt.numeric.DEQCoefficients`.  Like it, the record is a read-only Mapping
+    over ``values`` (``dict(c)``, ``c.keys()``, ``c.values()``, ``to_dict(float)``,
+    ``to_pandas()``).
     """
 
     problem: DEQProblem
     d: int
-    values: Mapping[str, Verified]
+    # field() with no default: the Mapping method ``values`` must not become the default
+    values: Mapping[str, Verified] = dataclasses.field()
     quadratic_ck: tuple[QuadraticActivation, ...]
     quadratic_ntk: tuple[QuadraticActivation, ...]
     series_terms: int
@@ -104,6 +108,7 @@ class SphereCoefficients(ProblemFields):
         missing = [k for k in (*SPHERE_KEYS, *NTK_EXTRA_KEYS) if k not in self.values]
         if missing:
             raise InvalidArgument(f"SphereCoefficients is missing {missing}.")
+        object.__setattr__(self, "values", ValueTable(self.values))
 
     def __getitem__(self, key: str) -> Verified:
         if isinstance(key, str) and key in self.values:
@@ -134,7 +139,11 @@ class SphereCoefficients(ProblemFields):
         out["other_signs"] = [one(q) for q in sols[1:]]
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, kind: Any = None) -> dict[str, Any]:
+        """JSON-ready (docs/json.md); ``to_dict(float)``: ``{name: float}`` of the values only,
+        ``to_dict(str)``: ``{name: verified digits}``."""
+        if kind is not None:
+            return {k: convert(v, kind) for k, v in self.values.items()}
         out: dict[str, Any] = {
             "activation": self.activation.name,
             "expression": str(self.activation.expr),
