@@ -73,13 +73,14 @@ def convert(v: Verified, kind: Any) -> Any:
 
 
 def pandas(what: str) -> Any:
-    """The pandas module, or :class:`MissingExtra` naming the extra that brings it."""
+    """The pandas module, or :class:`MissingExtra` saying how to install it (no extra brings
+    pandas: a table export is optional, and ``to_dict(float)`` needs nothing)."""
     try:
         import pandas as pd
     except ImportError:
         raise MissingExtra(
-            f"{what} needs pandas, which is not installed: pip install 'deqrmt[sweep]' "
-            "(or pip install pandas)."
+            f"{what} needs pandas, which is not installed: pip install pandas "
+            "(or use to_dict(float), which needs nothing)."
         ) from None
     return pd
 
