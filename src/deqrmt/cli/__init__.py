@@ -92,7 +92,7 @@ def _modules() -> dict[str, ModuleType]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``deqrmt`` argument parser (imports no SymPy, mpmath or torch)."""
-    from .. import __version__
+    from .._version import __version__
     from ._common import HelpFormatter, Parser
 
     parser = Parser(

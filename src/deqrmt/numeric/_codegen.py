@@ -23,7 +23,7 @@ import textwrap
 
 import sympy as sp
 
-from .. import __version__
+from .._version import __version__
 from ..symbolic import (
     SIGMA_A2,
     SIGMA_B2,

@@ -48,8 +48,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, SpecError
+from .._version import __version__
 from . import _limits
 from ._limits import show
 from ._toml import parse_toml, read_spec
