@@ -7,6 +7,7 @@ from ._bias import BiasLimit as BiasLimit
 from ._bias import minimum_norm_interpolant as minimum_norm_interpolant
 from ._bias import predicted_limit as predicted_limit
 from ._codegen import generate_module as generate_module
+from ._contexts import NUMPY as NUMPY
 from ._curvature import CurvatureBound as CurvatureBound
 from ._curvature import curvature_bound as curvature_bound
 from ._deq import deq_coefficients as deq_coefficients

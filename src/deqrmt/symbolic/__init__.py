@@ -21,6 +21,8 @@ from ._expectation import Expectation as Expectation
 from ._expectation import MomentSet as MomentSet
 from ._expectation import gaussian_expectation as gaussian_expectation
 from ._expectation import moment_set as moment_set
+from ._family import Family as Family
+from ._family import get_family as get_family
 from ._parser import parse_activation as parse_activation
 from ._parser import parse_expression as parse_expression
 from ._recursion import SIGMA_A2 as SIGMA_A2
