@@ -68,7 +68,9 @@ if TYPE_CHECKING:
 SOURCES: dict[str, str] = {
     **dict.fromkeys(("MOMENTS",), "deqrmt.symbolic._expectation"),
     **dict.fromkeys(("FAMILY_MOMENTS",), "deqrmt.symbolic._family"),
-    **dict.fromkeys(("SYMBOLS", "tex_number", "tex_text", "value_status"), "deqrmt.symbolic._latex"),
+    **dict.fromkeys(
+        ("SYMBOLS", "tex_number", "tex_text", "value_status"), "deqrmt.symbolic._latex"
+    ),
     **dict.fromkeys(("bounded",), "deqrmt.symbolic._effort"),
     **dict.fromkeys(
         ("ALPHA", "BETA", "DIM", "MU", "QUADRATIC_SYMBOLS", "RHO", "polynomial_dual"),

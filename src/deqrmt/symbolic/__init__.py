@@ -44,6 +44,50 @@ from ._sphere import derive_explicit_sphere as derive_explicit_sphere
 from ._sphere import derive_quadratic as derive_quadratic
 from ._sphere import derive_sphere as derive_sphere
 
+#: The package's export table: what other packages (and users) import from it.
+__all__ = [
+    "Activation",
+    "activation_names",
+    "BETA0",
+    "bias_latex",
+    "BiasDerivation",
+    "coefficient_expression",
+    "DEQFormulas",
+    "derive_bias",
+    "derive_deq",
+    "derive_explicit_sphere",
+    "derive_fixed_point",
+    "derive_layer",
+    "derive_quadratic",
+    "derive_sphere",
+    "Expectation",
+    "ExplicitSphereFormulas",
+    "Family",
+    "FixedPointMap",
+    "gaussian_expectation",
+    "get_activation",
+    "get_activations",
+    "get_family",
+    "LayerFormulas",
+    "LIBRARY",
+    "library_activation",
+    "moment_set",
+    "MomentSet",
+    "MomentSymbols",
+    "parse_activation",
+    "parse_expression",
+    "Piece",
+    "QuadraticFormulas",
+    "SIGMA_A2",
+    "SIGMA_B2",
+    "SphereFormulas",
+    "TAU",
+    "TAU0",
+    "TAU_STAR",
+    "X",
+    "XI",
+]
+
 
 def get_activation(spec: Any, name: str = "activation") -> Activation:
     """An :class:`Activation` from a library name, ``name(params)`` or an expression in x, or
