@@ -414,3 +414,27 @@ def test_version_has_one_home(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _version._version() == declared.group(1)
     root_users = [str(e) for e in EDGES if e.target == "deqrmt" and e.source != "deqrmt"]
     assert not root_users, _report("imports of the package root from inside it", root_users)
+
+
+# -- docs/architecture.md ---------------------------------------------------------------------
+
+
+def test_the_module_map_names_every_module_once() -> None:
+    """docs/architecture.md has one line per module of src/deqrmt, and no line for a module
+    that does not exist (so the map cannot go stale)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    _, _, module_map = text.partition("## Module map")
+    assert module_map, "docs/architecture.md has no '## Module map' section"
+    listed = re.findall(r"^- `(deqrmt/[\w/]+\.py)`", module_map, re.MULTILINE)
+    tree = {p.relative_to(SRC.parent).as_posix() for p in MODULES.values()}
+    problems = [f"{m}: not in the map" for m in sorted(tree - set(listed))]
+    problems += [f"{m}: in the map, not in src/" for m in sorted(set(listed) - tree)]
+    problems += [f"{m}: listed twice" for m in sorted({m for m in listed if listed.count(m) > 1})]
+    assert not problems, _report("module-map mismatches in docs/architecture.md", problems)
+
+
+def test_the_layer_table_matches_the_shared_modules() -> None:
+    """The shared root modules the test knows are the ones the architecture page draws."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawn = next(line for line in text.splitlines() if "shared root modules" in line)
+    assert sorted(drawn.split()[: len(SHARED)]) == sorted(m.split(".")[1] for m in SHARED)
