@@ -438,3 +438,27 @@ def test_the_layer_table_matches_the_shared_modules() -> None:
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     drawn = next(line for line in text.splitlines() if "shared root modules" in line)
     assert sorted(drawn.split()[: len(SHARED)]) == sorted(m.split(".")[1] for m in SHARED)
+
+
+# -- CITATION.cff and CONTRIBUTING.md ---------------------------------------------------------
+
+
+def test_citation_names_this_version_and_the_papers() -> None:
+    cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    declared = re.search(r'^version\s*=\s*"([^"]+)"', pyproject, re.MULTILINE)
+    assert declared is not None
+    assert re.search(r"^cff-version: 1\.2\.0$", cff, re.MULTILINE)
+    assert re.search(r"^type: software$", cff, re.MULTILINE)
+    version = re.search(r"^version: (\S+)$", cff, re.MULTILINE)
+    assert version is not None and version.group(1) == declared.group(1), (
+        "CITATION.cff's version differs from pyproject.toml's: update CITATION.cff"
+    )
+    assert cff.count("- type: conference-paper") == 2  # ICML 2024 and HLD 2023
+
+
+def test_contributing_shows_the_commands_ci_runs() -> None:
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    for command in ("pip install -e", "python -m pytest", "ruff check", "mypy", "sphinx"):
+        assert command in text, f"CONTRIBUTING.md does not show {command!r}"
+    assert "docs/architecture.md" in text and "tests/test_architecture.py" in text
