@@ -96,7 +96,7 @@ def test_cli_modules_do_not_import_torch() -> None:
     [
         ["validate", "tanh", "--n", "64"],
         ["experiment", "--dataset", "gmm"],
-        ["certify", "--enn", "DESIGN"],
+        ["enn-check", "--enn", "DESIGN"],
     ],
 )
 def test_missing_extra_is_one_line_exit_2(missing: str, argv: list[str], tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -64,9 +64,9 @@ CLI_EXAMPLES: dict[str, list[str]] = {
     "latex": ["latex relu -o -"],
     "codegen": ["codegen relu -o -"],
     "design": ["design --deq tanh --family hard_tanh --dps 20"],
-    "certify": [
+    "enn-check": [
         "design --deq tanh --family hard_tanh --json > design.json",
-        "certify --enn design.json --n 256,512 --m 512",
+        "enn-check --enn design.json --n 256,512 --m 512",
     ],
     "experiment": [
         "experiment --deq tanh --dataset gmm,digits --m 256 --seeds 2 --n-train 400 --n-test 200"
@@ -251,7 +251,8 @@ def _data_repr(obj: Any) -> str:
 
 
 def cli_commands() -> dict[str, Any]:
-    """Command name → its subparser, in ``deqrmt --help`` order (from the parser itself)."""
+    """Command name → its subparser, in ``deqrmt --help`` order (from the parser itself); a
+    deprecated alias (``certify`` for ``enn-check``) shares its command's page."""
     import argparse
 
     from deqrmt.cli import build_parser
@@ -259,7 +260,8 @@ def cli_commands() -> dict[str, Any]:
     parser = build_parser()
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices.items())
+            names = {choice.dest for choice in action._choices_actions}
+            return {k: v for k, v in action.choices.items() if k in names}
     raise RuntimeError("deqrmt's parser has no subcommands")
 
 

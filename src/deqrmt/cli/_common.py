@@ -196,11 +196,23 @@ def argv_hint(message: str, argv: list[str]) -> str:
 
 
 def add_command(
-    subparsers: Any, name: str, *, help: str, description: str, epilog: str | None = None
+    subparsers: Any,
+    name: str,
+    *,
+    help: str,
+    description: str,
+    epilog: str | None = None,
+    aliases: tuple[str, ...] = (),
 ) -> argparse.ArgumentParser:
-    """A sub-command parser with the shared formatter; its ``command`` default is ``name``."""
+    """A sub-command parser with the shared formatter; its ``command`` default is ``name``
+    (also when it is called by one of its ``aliases``, which ``--help`` shows beside it)."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        name, help=help, description=description, epilog=epilog, formatter_class=HelpFormatter
+        name,
+        aliases=list(aliases),
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=HelpFormatter,
     )
     p.set_defaults(command=name)
     return p

@@ -26,7 +26,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="Monte Carlo / exact-kernel check of the coefficients (needs the [validate] extra)",
         description="",  # set by configure_parser
         epilog="exit codes: 0 the equivalents pass, 1 they are rejected, 2 bad input. "
-        "To check a designed ENN instead, see `deqrmt certify --enn DESIGN.json`; "
+        "To check a designed ENN instead, see `deqrmt enn-check --enn DESIGN.json`; "
         "`deqrmt validate --deq ACT --enn DESIGN.json` is the same command.",
     )
     configure_parser(p)
