@@ -252,16 +252,15 @@ def _data_repr(obj: Any) -> str:
 
 def cli_commands() -> dict[str, Any]:
     """Command name → its subparser, in ``deqrmt --help`` order (from the parser itself); a
-    deprecated alias (``certify`` for ``enn-check``) shares its command's page."""
+    deprecated old name (``certify`` for ``enn-check``, ``deqrmt.cli.DEPRECATED``) has no page."""
     import argparse
 
-    from deqrmt.cli import build_parser
+    from deqrmt.cli import DEPRECATED, build_parser
 
     parser = build_parser()
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            names = {choice.dest for choice in action._choices_actions}
-            return {k: v for k, v in action.choices.items() if k in names}
+            return {k: v for k, v in action.choices.items() if k not in DEPRECATED}
     raise RuntimeError("deqrmt's parser has no subcommands")
 
 

@@ -70,7 +70,7 @@ COMMANDS: tuple[str, ...] = (
 )
 
 #: Old command names kept for one release: old name → new name.  The old name still runs the
-#: command (an argparse alias, shown in ``--help``), after a one-line note on stderr.
+#: command (its own parser, listed in ``--help`` as deprecated), after a one-line note on stderr.
 DEPRECATED: dict[str, str] = {"certify": "enn-check"}
 
 EXIT_OK = 0
@@ -148,14 +148,14 @@ def _dispatch(argv: list[str]) -> int:
         return EXIT_BAD_INPUT
     if argv[0] in DEPRECATED:
         print_stderr(
-            f"deqrmt: note: `deqrmt {argv[0]}` is deprecated and will be removed in the next "
-            f"release; use `deqrmt {DEPRECATED[argv[0]]}`"
+            f"deqrmt: note: `deqrmt {argv[0]}` is deprecated and will be removed in 0.2; "
+            f"use `deqrmt {DEPRECATED[argv[0]]}`"
         )
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as e:  # --help, --version, or a usage error already printed
         return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
-    module = importlib.import_module(_module_name(args.command))
+    module = importlib.import_module(_module_name(DEPRECATED.get(args.command, args.command)))
     _process.test_hold("main")
     return int(module.run(args))
 

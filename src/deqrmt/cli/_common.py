@@ -196,23 +196,11 @@ def argv_hint(message: str, argv: list[str]) -> str:
 
 
 def add_command(
-    subparsers: Any,
-    name: str,
-    *,
-    help: str,
-    description: str,
-    epilog: str | None = None,
-    aliases: tuple[str, ...] = (),
+    subparsers: Any, name: str, *, help: str, description: str, epilog: str | None = None
 ) -> argparse.ArgumentParser:
-    """A sub-command parser with the shared formatter; its ``command`` default is ``name``
-    (also when it is called by one of its ``aliases``, which ``--help`` shows beside it)."""
+    """A sub-command parser with the shared formatter; its ``command`` default is ``name``."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        name,
-        aliases=list(aliases),
-        help=help,
-        description=description,
-        epilog=epilog,
-        formatter_class=HelpFormatter,
+        name, help=help, description=description, epilog=epilog, formatter_class=HelpFormatter
     )
     p.set_defaults(command=name)
     return p
