@@ -103,7 +103,7 @@ def test_certify_has_a_legend_and_explains_the_monte_carlo_column(
     assert design.returncode == 0, design.stderr
     path = tmp_path / "d.json"
     path.write_text(design.stdout, encoding="utf-8")
-    out = _run(cli_prefix, "certify", "--enn", str(path), "--n", "64,128", "--m", "128")
+    out = _run(cli_prefix, "enn-check", "--enn", str(path), "--n", "64,128", "--m", "128")
     assert out.returncode in (0, 1), out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("‖G* − Σ‖/‖G*‖ (relative spectral-norm error")

@@ -17,7 +17,7 @@ import pytest
 
 import deqrmt
 import deqrmt._errors as deqrmt_errors
-from deqrmt.cli import COMMANDS, build_parser, main
+from deqrmt.cli import COMMANDS, DEPRECATED, build_parser, main
 from deqrmt.numeric import DEQ_KEYS, LAYER_KEYS, MOMENT_KEYS
 from helpers import CATALOGUE, assert_close, deq_reference
 
@@ -232,7 +232,7 @@ def test_hostile_activations_give_one_line_and_exit_2(act, capsys):
         (["explicit"], "the following arguments are required: ACT"),
         (["coefficient", "relu"], "did you mean 'coefficients'?"),
         (["frobnicate"], "unknown command 'frobnicate'"),
-        (["certify"], "--enn"),
+        (["enn-check"], "--enn"),
     ],
 )
 def test_usage_errors_exit_2(argv, says, capsys):
@@ -267,10 +267,10 @@ def test_every_command_module_is_registered_and_visible():
 
     parser = build_parser()
     subs = _subparsers(parser)
-    assert list(subs) == list(COMMANDS)
+    assert [name for name in subs if name not in DEPRECATED] == list(COMMANDS)
     help_text = parser.format_help()
     for name in COMMANDS:
-        module = importlib.import_module(f"deqrmt.cli.{name}")
+        module = importlib.import_module(f"deqrmt.cli.{name.replace('-', '_')}")
         assert name == module.NAME and callable(module.register) and callable(module.run)
         assert f"    {name}" in help_text, name  # listed, with its one-line help
 
@@ -289,18 +289,46 @@ def test_every_command_has_a_description_and_every_option_help():
 
 
 def test_validate_enn_is_the_certify_command(tmp_path, capsys):
-    # `deqrmt validate --deq ACT --enn FILE`, the older spelling, runs `certify`.
+    # `deqrmt validate --deq ACT --enn FILE`, the older spelling, runs `enn-check`.
     missing = str(tmp_path / "design.json")
-    for argv in (["validate", "--deq", "relu", "--enn", missing], ["certify", "--enn", missing]):
+    for argv in (["validate", "--deq", "relu", "--enn", missing], ["enn-check", "--enn", missing]):
         assert main(argv) == 2
         line = _one_line_error(capsys.readouterr().err, "FileError")
         assert "cannot read the design" in line
 
 
-def test_validate_help_mentions_certify(capsys):
+def test_certify_is_the_deprecated_name_of_enn_check(tmp_path, capsys):
+    """`deqrmt certify` (the name until 0.1) runs `enn-check` after one note on stderr."""
+    missing = str(tmp_path / "design.json")
+    assert main(["certify", "--enn", missing]) == 2
+    old = capsys.readouterr()
+    assert main(["enn-check", "--enn", missing]) == 2
+    new = capsys.readouterr()
+    note, *rest = old.err.splitlines()
+    assert note == (
+        "deqrmt: note: `deqrmt certify` is deprecated and will be removed in 0.2; "
+        "use `deqrmt enn-check`"
+    )
+    assert rest == new.err.splitlines() and old.out == new.out == ""
+    assert "note:" not in new.err
+    _one_line_error(new.err, "FileError")
+    # the old name is listed in --help as deprecated, with the same options as the new one
+    help_lines = build_parser().format_help().splitlines()
+    assert any(line.split()[:2] == ["certify", "deprecated:"] for line in help_lines)
+    assert main(["certify", "--help"]) == 0
+    out, err = capsys.readouterr()
+    assert main(["enn-check", "--help"]) == 0
+    new_help = capsys.readouterr().out
+    # the same options and text below the usage lines (whose indent follows the name's length)
+    assert out.partition("\n\n")[2] == new_help.partition("\n\n")[2] != ""
+    assert out.startswith("usage: deqrmt certify") and "deprecated" in err
+    assert DEPRECATED == {"certify": "enn-check"}
+
+
+def test_validate_help_mentions_enn_check(capsys):
     assert main(["validate", "--help"]) == 0
     out = capsys.readouterr().out
-    assert "deqrmt certify --enn" in out and "--deq ACT --enn" in out
+    assert "deqrmt enn-check --enn" in out and "--deq ACT --enn" in out
 
 
 # --- exit codes: a bug is 70 and names itself; a refused input is 2 and names its class ---------

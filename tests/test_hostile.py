@@ -378,14 +378,14 @@ def test_certify_reads_only_a_design_file(
     bad = tmp_path / "bad.json"
     for content in (b"\xff\xfe not json", b"[1, 2]", b"{" * 100_000, b'{"setting": {}}'):
         bad.write_bytes(content)
-        rc, out, err = _in_process(capsys, "certify", "--enn", str(bad))
+        rc, out, err = _in_process(capsys, "enn-check", "--enn", str(bad))
         _assert_refused(rc, out, err, deqrmt.InvalidArgument)
-    rc, out, err = _in_process(capsys, "certify", "--enn", str(tmp_path / "missing.json"))
+    rc, out, err = _in_process(capsys, "enn-check", "--enn", str(tmp_path / "missing.json"))
     _assert_refused(rc, out, err, deqrmt.FileError)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # opening it for reading would wait for a writer forever
     for path in (tmp_path, fifo, Path("/dev/zero")):
-        rc, out, err = _in_process(capsys, "certify", "--enn", str(path))
+        rc, out, err = _in_process(capsys, "enn-check", "--enn", str(path))
         assert "not a regular file" in _assert_refused(rc, out, err, deqrmt.FileError)
     inputs = {"deq": "tanh", "kernel": "ck", "sigma_a2": "1/5", "sigma_b2": "4/5"}
     design = tmp_path / "design.json"
@@ -393,10 +393,10 @@ def test_certify_reads_only_a_design_file(
         design.write_text(
             json.dumps({"setting": {**inputs, **broken}, "solutions": [{"params": []}]})
         )
-        rc, out, err = _in_process(capsys, "certify", "--enn", str(design))
+        rc, out, err = _in_process(capsys, "enn-check", "--enn", str(design))
         _assert_refused(rc, out, err, deqrmt.InvalidArgument)
     design.write_text(json.dumps({"setting": inputs, "solutions": [{"params": [{}]}]}))
-    rc, out, err = _in_process(capsys, "certify", "--deq", "relu", "--enn", str(design))
+    rc, out, err = _in_process(capsys, "enn-check", "--deq", "relu", "--enn", str(design))
     assert "not the DEQ the design" in _assert_refused(rc, out, err, deqrmt.InvalidArgument)
 
 

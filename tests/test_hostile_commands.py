@@ -147,7 +147,7 @@ ISSUE_DESIGN_FILES = [
 def test_certify_design_file_cases_of_the_issue(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], mutate: Any, error: type
 ) -> None:
-    line = _refused(*_run(capsys, "certify", "--enn", _design(tmp_path, mutate)), error)
+    line = _refused(*_run(capsys, "enn-check", "--enn", _design(tmp_path, mutate)), error)
     assert "`setting." in line or "`solutions[0]" in line, line  # the field is named
     assert "deqrmt design" in line or "e.g." in line or "write" in line, line  # and the fix
 
@@ -169,14 +169,14 @@ def test_certify_design_file_cases_of_the_issue(
 def test_certify_sizes_of_the_issue(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], error: type
 ) -> None:
-    _refused(*_run(capsys, "certify", "--enn", _design(tmp_path), *argv), error)
+    _refused(*_run(capsys, "enn-check", "--enn", _design(tmp_path), *argv), error)
 
 
 @pytest.mark.parametrize("ratio", ["nan", "inf", "-inf", "1e999999999", "٠.٨"])
 def test_certify_ratio_that_is_not_a_finite_ascii_number(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], ratio: str
 ) -> None:
-    _usage(*_run(capsys, "certify", "--enn", _design(tmp_path), "--ratio", ratio), "--ratio")
+    _usage(*_run(capsys, "enn-check", "--enn", _design(tmp_path), "--ratio", ratio), "--ratio")
 
 
 def test_certify_memory_estimate_is_refused_above_the_machine(
@@ -187,7 +187,7 @@ def test_certify_memory_estimate_is_refused_above_the_machine(
 
     monkeypatch.setattr(deqrmt._budget, "available_memory", lambda: 256 * 2**20)
     line = _refused(
-        *_run(capsys, "certify", "--enn", _design(tmp_path), "--n", "2048"), BudgetExceeded
+        *_run(capsys, "enn-check", "--enn", _design(tmp_path), "--n", "2048"), BudgetExceeded
     )
     assert (
         "needs about" in line and "MiB" in line and "256 MiB" in line
@@ -209,7 +209,7 @@ def test_certify_with_a_single_sample_size_prints_no_slope(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`--n 32`: one point has no slope; was `TypeError: unsupported format string` (exit 70)."""
-    rc, out, err = _run(capsys, "certify", "--enn", _design(tmp_path), "--n", "32", "--m", "64")
+    rc, out, err = _run(capsys, "enn-check", "--enn", _design(tmp_path), "--n", "32", "--m", "64")
     assert rc in (0, 1), err
     assert "slopes: none (one sample size" in out
     assert "Traceback" not in err and "internal error" not in err
@@ -534,7 +534,7 @@ CORPUS_DESIGN_FILES: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
 def test_corpus_design_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], mutate: Any
 ) -> None:
-    _refused(*_run(capsys, "certify", "--enn", _design(tmp_path, mutate)))
+    _refused(*_run(capsys, "enn-check", "--enn", _design(tmp_path, mutate)))
 
 
 @pytest.mark.parametrize(
@@ -547,7 +547,7 @@ def test_corpus_design_file_bytes(
 ) -> None:
     path = tmp_path / "design.json"
     path.write_bytes(content)
-    _refused(*_run(capsys, "certify", "--enn", str(path)), InvalidArgument)
+    _refused(*_run(capsys, "enn-check", "--enn", str(path)), InvalidArgument)
 
 
 #: (id, argv after `certify --enn FILE`, flag of a usage error or None for a named error)
@@ -589,7 +589,7 @@ CORPUS_CERTIFY_FLAGS = [
 def test_corpus_certify_flags(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], flag: str | None
 ) -> None:
-    result = _run(capsys, "certify", "--enn", _design(tmp_path), *argv)
+    result = _run(capsys, "enn-check", "--enn", _design(tmp_path), *argv)
     if flag is None:
         _refused(*result)
     else:

@@ -293,7 +293,7 @@ def _without(tmp_path: Path, modules: str) -> dict[str, str]:
         ("torch", ["check", "tanh", "--mc"]),
         ("tqdm", ["validate", "tanh", "--n", "64"]),
         ("sklearn", ["experiment", "--dataset", "digits"]),
-        ("tqdm", ["certify", "--enn", "design.json"]),
+        ("tqdm", ["enn-check", "--enn", "design.json"]),
     ],
 )
 def test_a_missing_extra_is_refused_before_any_work(

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from deqrmt.validate import _cli  # noqa: E402
+from deqrmt.cli import validate as _cli  # noqa: E402
 
 SMALL = ["relu", "--n", "64,128", "--m", "128", "--draws", "2", "--device", "cpu"]
 
@@ -83,7 +83,7 @@ def test_bad_input_is_one_line_exit_2(
 
 def test_cli_modules_do_not_import_torch() -> None:
     code = (
-        "import sys, deqrmt.validate._cli, deqrmt.symbolic, deqrmt.numeric, deqrmt.cli; "
+        "import sys, deqrmt.cli.validate, deqrmt.symbolic, deqrmt.numeric, deqrmt.cli; "
         "deqrmt.cli.build_parser(); "
         "sys.exit(1 if 'torch' in sys.modules else 0)"
     )
@@ -96,7 +96,7 @@ def test_cli_modules_do_not_import_torch() -> None:
     [
         ["validate", "tanh", "--n", "64"],
         ["experiment", "--dataset", "gmm"],
-        ["certify", "--enn", "DESIGN"],
+        ["enn-check", "--enn", "DESIGN"],
     ],
 )
 def test_missing_extra_is_one_line_exit_2(missing: str, argv: list[str], tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -65,9 +65,9 @@ CLI_EXAMPLES: dict[str, list[str]] = {
     "latex": ["latex relu -o -"],
     "codegen": ["codegen relu -o -"],
     "design": ["design --deq tanh --family hard_tanh --dps 20"],
-    "certify": [
+    "enn-check": [
         "design --deq tanh --family hard_tanh --json > design.json",
-        "certify --enn design.json --n 256,512 --m 512",
+        "enn-check --enn design.json --n 256,512 --m 512",
     ],
     "experiment": [
         "experiment --deq tanh --dataset gmm,digits --m 256 --seeds 2 --n-train 400 --n-test 200"
@@ -252,15 +252,16 @@ def _data_repr(obj: Any) -> str:
 
 
 def cli_commands() -> dict[str, Any]:
-    """Command name → its subparser, in ``deqrmt --help`` order (from the parser itself)."""
+    """Command name → its subparser, in ``deqrmt --help`` order (from the parser itself); a
+    deprecated old name (``certify`` for ``enn-check``, ``deqrmt.cli.DEPRECATED``) has no page."""
     import argparse
 
-    from deqrmt.cli import build_parser
+    from deqrmt.cli import DEPRECATED, build_parser
 
     parser = build_parser()
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices.items())
+            return {k: v for k, v in action.choices.items() if k not in DEPRECATED}
     raise RuntimeError("deqrmt's parser has no subcommands")
 
 

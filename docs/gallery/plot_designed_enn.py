@@ -10,7 +10,7 @@ slides' examples: a **Tanh-DEQ** is matched by a *one*-hidden-layer H-Tanh netwo
 ReLUs, because for ReLU α*₂ ≠ α*₃/2 while one explicit layer always has α̃_{1,2} = α̃_{1,3}/2.
 
 :func:`deqrmt.design_enn` solves the matching equations (to 20 digits here) and
-``deqrmt certify`` measures ‖G* − Σ^{(L)}‖/‖G*‖ between the *exact* kernels on fresh
+``deqrmt enn-check`` measures ‖G* − Σ^{(L)}‖/‖G*‖ between the *exact* kernels on fresh
 Gaussian-mixture data against n, for the designed network and for a naive one that uses the
 DEQ's own activation in every layer.
 
@@ -89,7 +89,7 @@ for deq, family in cases.items():
 # -----------------------
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True)
 for ax, (deq, family) in zip(axes, cases.items(), strict=True):
-    report = deqrmt_json("certify", "--enn", str(workdir / f"{deq}.json"), "--n", NS,
+    report = deqrmt_json("enn-check", "--enn", str(workdir / f"{deq}.json"), "--n", NS,
                          "--m", "256")
     ns = [run["n"] for run in report["runs"]]
     designed = [run["designed_exact"] for run in report["runs"]]

@@ -43,9 +43,8 @@ from ._errors import StoreError as StoreError
 from ._errors import UnknownActivation as UnknownActivation
 from ._errors import UnknownTrainable as UnknownTrainable
 
-__version__ = "0.1.0"
-
 if TYPE_CHECKING:
+    from ._version import __version__ as __version__
     from .check import CheckReport as CheckReport
     from .check import check_activation as check_activation
     from .numeric import DEQCoefficients as DEQCoefficients
@@ -112,6 +111,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # from the distribution's metadata, read on first use (_version.py)
+        from ._version import __version__
+
+        globals()[name] = __version__
+        return __version__
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name], __name__), name)
         globals()[name] = value

@@ -40,7 +40,7 @@ def float_copy(value: Any) -> Any:
 
 def document(command: str, inputs: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON object printed by ``deqrmt COMMAND --json``."""
-    from . import __version__
+    from ._version import __version__
 
     doc: dict[str, Any] = {
         "schema": SCHEMA,

@@ -11,7 +11,7 @@ Exit codes (:data:`EXIT_CODES`):
 
 ====  ========================================================================================
 0     success
-1     a check ran and failed (``validate`` rejected the equivalents, ``certify`` failed)
+1     a check ran and failed (``validate`` rejected the equivalents, ``enn-check`` failed)
 2     bad input: any :class:`deqrmt.DeqrmtError` (one line ``deqrmt: error: Class: message``),
       a usage error, a refused or unwritable output file, a full disk on stdout, a missing
       ``[validate]`` extra; a closed pipe (``deqrmt … | head``) exits 2 silently
@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "EXIT_CODES", "build_parser", "main"]
 
-#: The command modules of this package, in ``deqrmt --help`` order; adding one is one line.
+#: The commands, in ``deqrmt --help`` order; adding one is one line.  Each is the module of this
+#: package of the same name, with ``_`` for ``-`` (``enn-check`` → :mod:`.enn_check`).
 COMMANDS: tuple[str, ...] = (
     "coefficients",
     "compare",
@@ -58,7 +59,7 @@ COMMANDS: tuple[str, ...] = (
     "latex",
     "codegen",
     "design",
-    "certify",
+    "enn-check",
     "experiment",
     "validate",
     "spectrum",
@@ -69,6 +70,10 @@ COMMANDS: tuple[str, ...] = (
     "families",
 )
 
+#: Old command names kept for one release: old name → new name.  The old name still runs the
+#: command (its own parser, listed in ``--help`` as deprecated), after a one-line note on stderr.
+DEPRECATED: dict[str, str] = {"certify": "enn-check"}
+
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -76,7 +81,7 @@ EXIT_BUG = 70
 EXIT_INTERRUPTED = 130
 EXIT_CODES = {
     EXIT_OK: "success",
-    EXIT_CHECK_FAILED: "a check ran and failed (validate, certify)",
+    EXIT_CHECK_FAILED: "a check ran and failed (validate, enn-check)",
     EXIT_BAD_INPUT: "bad input, a refused or unwritable file, a missing extra, a closed pipe",
     EXIT_BUG: "internal error (a bug; DEQRMT_DEBUG=1 shows the traceback)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
@@ -88,12 +93,17 @@ _EPILOG = "exit codes: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()) 
 def _modules() -> dict[str, ModuleType]:
     import importlib
 
-    return {name: importlib.import_module(f"{__name__}.{name}") for name in COMMANDS}
+    return {name: importlib.import_module(_module_name(name)) for name in COMMANDS}
+
+
+def _module_name(command: str) -> str:
+    """The module of a command: ``enn-check`` → ``deqrmt.cli.enn_check``."""
+    return f"{__name__}.{command.replace('-', '_')}"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``deqrmt`` argument parser (imports no SymPy, mpmath or torch)."""
-    from .. import __version__
+    from .._version import __version__
     from ._common import HelpFormatter, Parser
 
     parser = Parser(
@@ -114,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _suggest_command(argv: list[str]) -> str | None:
     """The one-line error for an unknown command, with a suggestion; None if argv[0] is known."""
-    if not argv or argv[0].startswith("-") or argv[0] in COMMANDS:
+    if not argv or argv[0].startswith("-") or argv[0] in COMMANDS or argv[0] in DEPRECATED:
         return None
     import difflib
 
@@ -129,7 +139,7 @@ def _dispatch(argv: list[str]) -> int:
     from .._text import print_stderr
 
     if argv[:1] == ["validate"] and any(a == "--enn" or a.startswith("--enn=") for a in argv):
-        argv = ["certify", *argv[1:]]  # the older spelling `deqrmt validate --deq … --enn …`
+        argv = ["enn-check", *argv[1:]]  # the older spelling `deqrmt validate --deq … --enn …`
     if not argv:  # `deqrmt` alone asks what it can do: the help, like pip, cargo, docker
         sys.stdout.write(build_parser().format_help())
         return EXIT_OK
@@ -137,11 +147,16 @@ def _dispatch(argv: list[str]) -> int:
     if unknown is not None:
         print_stderr(unknown)
         return EXIT_BAD_INPUT
+    if argv[0] in DEPRECATED:
+        print_stderr(
+            f"deqrmt: note: `deqrmt {argv[0]}` is deprecated and will be removed in 0.2; "
+            f"use `deqrmt {DEPRECATED[argv[0]]}`"
+        )
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as e:  # --help, --version, or a usage error already printed
         return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
-    module = importlib.import_module(f"{__name__}.{args.command}")
+    module = importlib.import_module(_module_name(DEPRECATED.get(args.command, args.command)))
     _process.test_hold("main")
     return int(module.run(args))
 

@@ -28,7 +28,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="design an equivalent explicit network (ENN) for a DEQ",
         description="Solve the CK (or NTK) matching equations for an L-layer explicit network "
         "whose activations come from a family, so that its kernel equivalent equals the DEQ's. "
-        "`deqrmt certify` then checks a design against the DEQ.",
+        "`deqrmt enn-check` then checks a design against the DEQ.",
         epilog="budget: a design spends at most 1.2 million work units (one unit: the family "
         "evaluated at one quadrature node at 40 digits, ~30 µs on one core, so ~40 s; closed-form "
         "families such as hard_tanh cost far less); a design estimated to need more is refused "

@@ -36,8 +36,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import __version__
     from .._io import check_output, write_output
+    from .._version import __version__
     from ..symbolic import get_activation
 
     check_output(args.output, force=args.force)  # refuse before the work, not after

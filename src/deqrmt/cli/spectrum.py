@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     design = None
     if args.enn is not None:
         from ..validate._design_file import check_design
-        from .certify import _check_deq, _read_json
+        from .enn_check import _check_deq, _read_json
 
         raw = _read_json(args.enn)
         setting = raw.get("setting") if isinstance(raw, dict) else None

@@ -1,28 +1,32 @@
-"""``deqrmt validate ACT``: the equivalents against exact kernels and Monte Carlo DEQs (options
-and body in :mod:`deqrmt.validate._cli`)."""
+"""``deqrmt validate ACT``: the equivalents against exact kernels and Monte Carlo DEQs.
+
+torch is imported only inside :func:`run_validate`, so building the parser (``deqrmt --help``)
+stays light.  Exit status: 0 when the equivalents pass the verdict, 1 when they are rejected;
+errors the user can cause raise :class:`deqrmt.DeqrmtError` subclasses (the main CLI prints them
+as one line, exit 2).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from ._common import add_command, validate_extra
+from ._common import add_command, names, sample_sizes, validate_extra
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["NAME", "configure_parser", "register", "run", "run_validate"]
 
 NAME = "validate"
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    from ..validate._cli import configure_parser
-
     p = add_command(
         subparsers,
         NAME,
         help="Monte Carlo / exact-kernel check of the coefficients (needs the [validate] extra)",
         description="",  # set by configure_parser
         epilog="exit codes: 0 the equivalents pass, 1 they are rejected, 2 bad input. "
-        "To check a designed ENN instead, see `deqrmt certify --enn DESIGN.json`; "
+        "To check a designed ENN instead, see `deqrmt enn-check --enn DESIGN.json`; "
         "`deqrmt validate --deq ACT --enn DESIGN.json` is the same command.",
     )
     configure_parser(p)
@@ -31,6 +35,164 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     with validate_extra(NAME):
-        from ..validate._cli import run as run_validate
-
         return int(run_validate(args))
+
+
+#: = ``_sweep.PRESETS`` keys (repeated here so that building the parser never imports torch).
+PRESET_NAMES = ("paper", "zero-means")
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    """Add the ``validate`` arguments to ``p``."""
+    p.description = (
+        "Check the equivalent kernels Ḡ, K̄ against the exact infinite-width implicit kernels "
+        "G*, K* and against Monte Carlo DEQs of width m, over an n-sweep (slides, Theorems 1–2)."
+    )
+    p.add_argument(
+        "activation",
+        metavar="ACT",
+        help="library name (tanh, relu, leaky_relu(0.1), …) or an expression in x",
+    )
+    p.add_argument(
+        "--preset",
+        default="paper",
+        choices=PRESET_NAMES,
+        help="data: the slides' two-class GMM (paper, default) or the same without class means",
+    )
+    p.add_argument(
+        "--n",
+        dest="ns",
+        type=sample_sizes,
+        default=(256, 512, 1024),
+        help="sample sizes, comma-separated (default 256,512,1024)",
+    )
+    p.add_argument(
+        "--m", type=int, default=2048, help="width of the Monte Carlo DEQs (default 2048)"
+    )
+    p.add_argument("--draws", type=int, default=4, help="Monte Carlo networks per n (default 4)")
+    p.add_argument("--sigma-a2", default="0.2", help="σ_a² (default 0.2)")
+    p.add_argument("--sigma-b2", default=None, help="σ_b² (default 1 − σ_a²)")
+    p.add_argument(
+        "--ratio",
+        type=float,
+        default=0.8,
+        help="p/n (default 0.8, as on the slides; the authors' code uses 1.25)",
+    )
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="Monte Carlo and exact kernels; auto uses CUDA when available",
+    )
+    p.add_argument(
+        "--dtype",
+        default="float64",
+        choices=["float64", "float32"],
+        help="Monte Carlo precision (exact kernels are always float64)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (default: a table)")
+    p.add_argument(
+        "--plot",
+        metavar="DIR",
+        default=None,
+        help="write PNG figures into DIR, created if needed (default: no plots)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace existing figures in DIR (default: refuse)",
+    )
+    p.add_argument(
+        "--no-mc",
+        action="store_true",
+        help="skip the Monte Carlo networks: exact vs equivalent only (default: run them)",
+    )
+    p.add_argument(
+        "--trainable",
+        type=names,
+        default=("a", "A"),
+        help="parameters of the NTK: a,A (default: the slides' K*), a,A,B, A, …",
+    )
+    p.add_argument(
+        "--max-error",
+        type=float,
+        default=0.15,
+        help="error bound at n = 1024, scaled by (1024/n)^(1/2) for other n (theory: the "
+        "error falls like n^(-1/2)); above it at any n the check fails (exit 1) (default: 0.15)",
+    )
+    p.add_argument(
+        "--max-slope",
+        type=float,
+        default=-0.3,
+        help="the log-log slope of the error against n must be at most this with two or more n "
+        "(theory: -1/2; a wrong formula gives a flat error) (default: -0.3)",
+    )
+    # A deliberately wrong coefficient (alpha2_slide, kappa_slide, beta3_slide, alpha1_x1.2):
+    # the negative controls, hidden from --help.
+    p.add_argument("--variant", default=None, help=argparse.SUPPRESS)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    """Run the sweep described by ``args``; print the table or JSON; write plots."""
+    from tqdm import tqdm
+
+    from .._io import write_directory
+    from .._text import print_stderr
+    from ..symbolic import get_activation
+    from ..validate._plots import write_plots
+    from ..validate._report import report_dict, report_text
+    from ..validate._sweep import ValidationConfig, resolve_device, run_validation
+
+    config = ValidationConfig(
+        activation=args.activation,
+        ns=tuple(args.ns),
+        m=args.m,
+        draws=args.draws,
+        sigma_a2=str(args.sigma_a2),
+        sigma_b2=None if args.sigma_b2 is None else str(args.sigma_b2),
+        ratio=args.ratio,
+        preset=args.preset,
+        device=args.device,
+        dtype=args.dtype,
+        seed=args.seed,
+        monte_carlo=not args.no_mc,
+        variant=getattr(args, "variant", None),
+        trainable=tuple(args.trainable),
+        max_error=args.max_error,
+        max_slope=args.max_slope,
+    )
+    # Fail fast, before the progress bar draws anything, on what can be checked up front.
+    resolve_device(config.device)
+    get_activation(config.activation)
+    if args.plot:
+        from ._common import check_plot_target
+
+        names = ("errors.png", f"spectrum_n{max(config.ns)}.png")
+        check_plot_target(args.plot, names, force=getattr(args, "force", False))
+    bar_off = not sys.stderr.isatty()  # a bar in a log file is noise; errors stay one line
+    with tqdm(
+        total=config.steps(),
+        file=sys.stderr,
+        desc=f"validate {args.activation}",
+        leave=False,
+        disable=bar_off,
+    ) as bar:
+
+        def progress(label: str) -> None:
+            bar.set_postfix_str(label)
+            bar.update(1)
+
+        result = run_validation(config, progress=progress)
+    if args.json:
+        from ._common import print_json
+
+        print_json(args, report_dict(result))
+    else:
+        print(report_text(result))
+    if args.plot:
+        paths = write_directory(
+            args.plot, lambda tmp: write_plots(result, tmp), force=getattr(args, "force", False)
+        )
+        print_stderr("wrote " + ", ".join(paths))
+    return 0 if result.passed else 1

@@ -7,6 +7,7 @@ from ._bias import BiasLimit as BiasLimit
 from ._bias import minimum_norm_interpolant as minimum_norm_interpolant
 from ._bias import predicted_limit as predicted_limit
 from ._codegen import generate_module as generate_module
+from ._contexts import NUMPY as NUMPY
 from ._curvature import CurvatureBound as CurvatureBound
 from ._curvature import curvature_bound as curvature_bound
 from ._deq import deq_coefficients as deq_coefficients
@@ -51,3 +52,56 @@ from ._sphere_records import SPHERE_KEYS as SPHERE_KEYS
 from ._sphere_records import SphereCoefficients as SphereCoefficients
 from ._sweep import deq_coefficients_sweep as deq_coefficients_sweep
 from ._verify import Verified as Verified
+
+#: The package's export table: what other packages (and users) import from it.
+__all__ = [
+    "Alignment",
+    "BiasLimit",
+    "compile_function",
+    "curvature_bound",
+    "CurvatureBound",
+    "deq_coefficients",
+    "deq_coefficients_sweep",
+    "DEQ_KEYS",
+    "DEQCoefficients",
+    "DEQProblem",
+    "Design",
+    "design_enn",
+    "dual_series",
+    "enclose_moments",
+    "equivalent_kernel",
+    "equivalent_kernels",
+    "evaluator_for",
+    "exact_number",
+    "explicit_coefficients",
+    "ExplicitCoefficients",
+    "FixedPoint",
+    "FixedPointScan",
+    "function_source",
+    "generate_module",
+    "interval_text",
+    "Kolmogorov",
+    "kolmogorov_distance",
+    "LAYER_KEYS",
+    "lipschitz_bound",
+    "LipschitzBound",
+    "minimum_norm_interpolant",
+    "mixture_spectrum",
+    "MOMENT_KEYS",
+    "MomentEvaluator",
+    "NotEnclosable",
+    "NUMPY",
+    "predicted_limit",
+    "ProblemFields",
+    "proven_text",
+    "scan_fixed_points",
+    "solve_tau",
+    "SpectralLaw",
+    "sphere_coefficients",
+    "SPHERE_KEYS",
+    "sphere_spectrum",
+    "SphereCoefficients",
+    "stein_comparison",
+    "SteinComparison",
+    "Verified",
+]

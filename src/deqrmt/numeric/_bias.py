@@ -42,7 +42,7 @@ from .._errors import (
     NoConvergence,
     NoReachableInterpolant,
 )
-from ..symbolic._bias import BETA0, BiasDerivation
+from ..symbolic import BETA0, BiasDerivation
 from ._contexts import NUMPY
 from ._printer import compile_function
 

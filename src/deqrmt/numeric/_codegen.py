@@ -23,7 +23,8 @@ import textwrap
 
 import sympy as sp
 
-from .. import __version__
+from .._version import __version__
+from ..internal import MOMENTS
 from ..symbolic import (
     SIGMA_A2,
     SIGMA_B2,
@@ -36,7 +37,6 @@ from ..symbolic import (
     get_activation,
     moment_set,
 )
-from ..symbolic._expectation import MOMENTS
 from . import _roots
 from ._fixed_point import ENGINE_MOMENTS
 from ._printer import STABLE_FORMS, function_source, print_constant

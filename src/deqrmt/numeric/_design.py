@@ -39,9 +39,11 @@ import sympy as sp
 from .. import _arguments
 from .._errors import BudgetExceeded, InvalidArgument, NoConvergence
 from .._untrusted import bounded_int
-from ..symbolic import TAU, X
-from ..symbolic._family import FAMILY_MOMENTS, Family, get_family
-from ._coefficients import DEQ_KEYS, LAYER_KEYS, DEQCoefficients, _layer_function, deq_coefficients
+from ..internal import FAMILY_MOMENTS
+from ..symbolic import TAU, Family, X, get_family
+from ._deq import deq_coefficients
+from ._deq_formulas import layer_formulas
+from ._deq_records import DEQ_KEYS, DEQCoefficients
 from ._design_search import (
     CLOSED_UNITS,
     FLOAT_UNIT,
@@ -55,6 +57,7 @@ from ._design_search import expand as _expand
 from ._design_search import jacobian as _jacobian
 from ._design_search import nullity as _nullity
 from ._design_search import solve_lm as _solve_lm
+from ._explicit import LAYER_KEYS
 from ._fixed_point import center_moments
 from ._printer import compile_function
 from ._problem import MAX_LAYERS, DEQProblem
@@ -218,7 +221,8 @@ def _enn(
     tau0: Any,
     input_trainable: bool,
 ) -> dict[str, Any]:
-    fn, arg_names = _layer_function()
+    formulas = layer_formulas()
+    fn, arg_names = formulas.fn, formulas.args
     prev = {
         "tau_prev": tau0, "alpha_1_prev": ctx.one, "alpha_2_prev": ctx.zero, "alpha_3_prev": ctx.zero,
         "alpha_4_prev": ctx.one,

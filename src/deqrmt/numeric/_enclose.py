@@ -45,8 +45,8 @@ from flint import acb, arb
 
 from .. import _arguments
 from .._errors import InvalidArgument
+from ..internal import MOMENTS
 from ..symbolic import TAU, XI, Activation, X, get_activation, moment_set
-from ..symbolic._expectation import MOMENTS
 from ._arb import (
     ACB_FUNCTIONS,
     ARB_FUNCTIONS,

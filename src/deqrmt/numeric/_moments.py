@@ -17,8 +17,8 @@ import sympy as sp
 
 from .._arguments import show
 from .._errors import ActivationError, InvalidArgument, PrecisionLoss
+from ..internal import MOMENTS
 from ..symbolic import TAU, XI, Activation, MomentSet, X, moment_set
-from ..symbolic._expectation import MOMENTS
 from ._printer import compile_function
 from ._quadrature import panels
 

@@ -31,8 +31,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._errors import BudgetExceeded, ContractionError
 from ..symbolic import Activation, X, get_activation
-from ._coefficients import _FORMULA_KEYS, DEQ_KEYS, _deq_function
 from ._contexts import NUMPY
+from ._deq_formulas import FORMULA_KEYS, deq_formulas
+from ._deq_records import DEQ_KEYS
 from ._fixed_point import center_moments, map_from_moments
 from ._printer import STABLE_FORMS, compile_function
 from ._problem import DEQProblem
@@ -209,12 +210,13 @@ def deq_coefficients_sweep(
             f"no attracting fixed point (or a divergent NTK) for σ_a² in {sa2[bad].tolist()}; "
             "restrict the sweep to smaller σ_a²."
         )
-    fn, arg_names = _deq_function()
+    formulas = deq_formulas()
+    fn, arg_names = formulas.fn, formulas.args
     env: dict[str, Any] = dict(
         cm, sigma_a2=sa2, sigma_b2=sb2, tau_0=np.full_like(sa2, float(problems[0].tau0))
     )
     vals: Sequence[Any] = fn(NUMPY, *(env[n] for n in arg_names))
-    keys = _FORMULA_KEYS
+    keys = FORMULA_KEYS
     out = {
         "tau_star": tau,
         **{

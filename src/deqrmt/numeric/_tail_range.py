@@ -19,8 +19,8 @@ from typing import Any
 import sympy as sp
 from flint import arb
 
+from ..internal import bounded
 from ..symbolic import X
-from ..symbolic._effort import bounded
 from ._arb import workprec
 from ._growth import (
     BOUND_PREC,

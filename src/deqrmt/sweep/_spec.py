@@ -48,8 +48,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, SpecError
+from .._version import __version__
 from . import _limits
 from ._limits import show
 from ._toml import parse_toml, read_spec
@@ -167,7 +167,7 @@ def _plain(text: str) -> str:
 
 
 def _text(x: Fraction) -> str:
-    from ..numeric._problem import exact_text
+    from ..internal import exact_text
 
     return exact_text(x)
 
@@ -176,7 +176,7 @@ def _numbers(value: Any, where: str) -> list[Fraction]:
     """A list, one number, or ``"start:stop:count"`` (count points, both ends included), each
     within :data:`MAX_LIST` values and written with ASCII digits only (``²`` or ``٣`` are
     digits to Python's ``int``, not to a spec)."""
-    from ..numeric._problem import number_grid
+    from ..internal import number_grid
 
     items = value if isinstance(value, list) else [value]
     if len(items) > _limits.MAX_LIST:
@@ -202,7 +202,7 @@ def _numbers(value: Any, where: str) -> list[Fraction]:
 
 def _in_range(values: list[Fraction], name: str, where: str, what: str) -> None:
     """The engine's accepted range of ``name`` (the CLI's rule), checked before any work."""
-    from ..numeric._problem import RANGES
+    from ..internal import RANGES
 
     lo, hi = RANGES[name]
     for x in values:
@@ -296,7 +296,7 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
         return merged.get(key, ("", default))
 
     out: dict[str, Any] = {}
-    from ..numeric._problem import MAX_LAYERS
+    from ..internal import MAX_LAYERS
     from ..symbolic import get_activation
 
     t, v = get("activations")
@@ -411,8 +411,8 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
         out["dtype"] = _choice(v, _where(t, "dtype"), ("float64", "float32"))
 
     if kind == "design":
-        from ..numeric._design import MAX_STARTS
-        from ..symbolic._family import get_family
+        from ..internal import MAX_STARTS
+        from ..symbolic import get_family
 
         t, v = get("family")
         out["family"] = _known_names(t, v, "family", "design tasks need an ENN family.", get_family)

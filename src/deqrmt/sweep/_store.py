@@ -48,8 +48,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .. import __version__
 from .._errors import InvalidArgument, StoreError
+from .._version import __version__
 from ._limits import show
 from ._signals import deferred_interrupts, phase
 

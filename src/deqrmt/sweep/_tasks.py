@@ -17,8 +17,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .. import __version__
 from .._errors import DeqrmtError
+from .._version import __version__
 
 __all__ = ["execute"]
 

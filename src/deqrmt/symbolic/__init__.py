@@ -21,6 +21,8 @@ from ._expectation import Expectation as Expectation
 from ._expectation import MomentSet as MomentSet
 from ._expectation import gaussian_expectation as gaussian_expectation
 from ._expectation import moment_set as moment_set
+from ._family import Family as Family
+from ._family import get_family as get_family
 from ._parser import parse_activation as parse_activation
 from ._parser import parse_expression as parse_expression
 from ._recursion import SIGMA_A2 as SIGMA_A2
@@ -41,6 +43,50 @@ from ._sphere import SphereFormulas as SphereFormulas
 from ._sphere import derive_explicit_sphere as derive_explicit_sphere
 from ._sphere import derive_quadratic as derive_quadratic
 from ._sphere import derive_sphere as derive_sphere
+
+#: The package's export table: what other packages (and users) import from it.
+__all__ = [
+    "Activation",
+    "activation_names",
+    "BETA0",
+    "bias_latex",
+    "BiasDerivation",
+    "coefficient_expression",
+    "DEQFormulas",
+    "derive_bias",
+    "derive_deq",
+    "derive_explicit_sphere",
+    "derive_fixed_point",
+    "derive_layer",
+    "derive_quadratic",
+    "derive_sphere",
+    "Expectation",
+    "ExplicitSphereFormulas",
+    "Family",
+    "FixedPointMap",
+    "gaussian_expectation",
+    "get_activation",
+    "get_activations",
+    "get_family",
+    "LayerFormulas",
+    "LIBRARY",
+    "library_activation",
+    "moment_set",
+    "MomentSet",
+    "MomentSymbols",
+    "parse_activation",
+    "parse_expression",
+    "Piece",
+    "QuadraticFormulas",
+    "SIGMA_A2",
+    "SIGMA_B2",
+    "SphereFormulas",
+    "TAU",
+    "TAU0",
+    "TAU_STAR",
+    "X",
+    "XI",
+]
 
 
 def get_activation(spec: Any, name: str = "activation") -> Activation:

@@ -244,7 +244,7 @@ def source_fingerprint() -> str:
 
 def entry_key(kind: str, request: str) -> str:
     """SHA-256 of everything an entry's value depends on besides the code path it names."""
-    from .. import __version__
+    from .._version import __version__
 
     parts = [_FORMAT, __version__, source_fingerprint(), budget_fingerprint(), kind, request]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()

@@ -1,7 +1,7 @@
 """Monte Carlo DEQs and exact infinite-width kernels that check the equivalent kernels Ḡ, K̄.
 
 The only part of deqrmt that imports torch.  The names below are loaded on first use, so that
-``import deqrmt.validate._cli`` (done by ``deqrmt --help``) does not import torch; for static
+``import deqrmt.cli.validate`` (done by ``deqrmt --help``) does not import torch; for static
 type checkers they are ordinary re-exports.
 """
 

@@ -24,16 +24,15 @@ import sympy as sp
 import torch
 
 from .._errors import InvalidArgument, NoConvergence
-from ..numeric._bias import (
+from ..internal import check_sizes, relative_gap
+from ..numeric import (
+    NUMPY,
     BiasLimit,
-    check_sizes,
+    compile_function,
     minimum_norm_interpolant,
     predicted_limit,
-    relative_gap,
 )
-from ..numeric._contexts import NUMPY
-from ..numeric._printer import compile_function
-from ..symbolic._bias import BiasDerivation
+from ..symbolic import BiasDerivation
 from ._torch_context import TORCH
 
 __all__ = [

@@ -19,8 +19,8 @@ import sympy as sp
 from .._budget import check_memory
 from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument
 from .._untrusted import bounded_int, exact_fraction, shown
-from ..numeric._problem import MAX_LAYERS, RANGES
-from ..symbolic._family import Family, get_family
+from ..internal import MAX_LAYERS, RANGES
+from ..symbolic import Family, get_family
 
 __all__ = [
     "MAX_M",

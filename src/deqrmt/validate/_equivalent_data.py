@@ -104,8 +104,7 @@ def equivalent_kernels(
       >>> eq.G.shape, eq.K.shape
       ((40, 40), (40, 40))
     """
-    from ..numeric import deq_coefficients
-    from ..numeric._equivalent import equivalent_kernel
+    from ..numeric import deq_coefficients, equivalent_kernel
 
     try:
         data = np.asarray(X, dtype=np.float64)

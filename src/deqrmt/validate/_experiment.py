@@ -183,8 +183,7 @@ def run_experiment(
     progress: Callable[[str], None] | None = None,
 ) -> ExperimentResult:
     """Run (a) DEQ, (b) designed ENN, (c) naive ENN on each dataset for ``seeds`` seeds."""
-    from ..numeric import explicit_coefficients
-    from ..numeric._design import design_enn
+    from ..numeric import design_enn, explicit_coefficients
     from ..symbolic import get_activation
 
     dt = torch.float64

@@ -29,7 +29,7 @@ MAX_ENTRIES = 250_000_000
 
 def sigmas(sigma_a2: Any, sigma_b2: Any) -> tuple[float, float]:
     """σ_a², σ_b² as floats; σ_b² defaults to 1 − σ_a² (the papers' normalization)."""
-    from ..numeric._problem import exact_number
+    from ..numeric import exact_number
 
     a2 = float(exact_number(sigma_a2, "sigma_a2"))
     b2 = 1 - a2 if sigma_b2 is None else float(exact_number(sigma_b2, "sigma_b2"))

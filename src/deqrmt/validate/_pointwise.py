@@ -24,7 +24,7 @@ import sympy as sp
 import torch
 
 from .._errors import ActivationError, InvalidArgument
-from ..numeric._contexts import activation_functions
+from ..internal import activation_functions
 from ._torch_context import TORCH
 
 __all__ = ["CenteredActivation", "PiecewiseLinear", "ScaledErf"]

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import BudgetExceeded, InvalidArgument
-from ..numeric._kolmogorov import Kolmogorov, kolmogorov_distance
-from ..numeric._spectrum import GRID_POINTS, SpectralLaw
+from ..internal import GRID_POINTS
+from ..numeric import Kolmogorov, SpectralLaw, kolmogorov_distance
 from ._data import GaussianMixture, paper_mixture
 
 __all__ = [
@@ -221,8 +221,7 @@ def _int(v: Any, name: str, low: int, high: int) -> int:
 def _sphere_laws(
     act: Any, sigma_a2: Any, sigma_b2: Any, n: int, d: int, points: int
 ) -> tuple[Any, list[tuple[str, SpectralLaw, dict[str, float]]]]:
-    from ..numeric import sphere_coefficients
-    from ..numeric._spectrum import sphere_spectrum
+    from ..numeric import sphere_coefficients, sphere_spectrum
 
     coef = sphere_coefficients(act, sigma_a2, sigma_b2, d=d, dps=15)
     v = coef.as_floats()
@@ -249,8 +248,7 @@ def _diagonal_covariances(mix: GaussianMixture) -> np.ndarray:
 def _mixture_laws(
     act: Any, sigma_a2: Any, sigma_b2: Any, mix: GaussianMixture, n: int, points: int
 ) -> tuple[Any, list[tuple[str, SpectralLaw, dict[str, float]]]]:
-    from ..numeric import deq_coefficients
-    from ..numeric._spectrum import mixture_spectrum
+    from ..numeric import deq_coefficients, mixture_spectrum
 
     counts = mix.counts(n)
     coef = deq_coefficients(act, sigma_a2, sigma_b2, repr(mix.tau0(n)), 15)
@@ -273,8 +271,7 @@ def _enn(
     """A ``deqrmt design --json`` design (the JSON object or its checked
     :class:`~deqrmt.validate._design_file.DesignFile`) at this data's τ0: (activations, their
     explicit coefficients, the design's kernel, whether its input layer is trained)."""
-    from ..numeric import explicit_coefficients
-    from ..numeric._problem import exact_number
+    from ..numeric import exact_number, explicit_coefficients
     from ._design_file import DesignFile, check_design
 
     spec = design if isinstance(design, DesignFile) else check_design(design)
@@ -300,7 +297,7 @@ def _enn(
 def _enn_law(
     coef: Any, kind: str, mix: GaussianMixture, n: int, points: int
 ) -> tuple[SpectralLaw, dict[str, float]]:
-    from ..numeric._spectrum import mixture_spectrum
+    from ..numeric import mixture_spectrum
 
     last = coef.as_floats()[-1]
     keys = ("alpha_1", "alpha_2", "alpha_3", "tau") if kind == "ck" else (

@@ -25,9 +25,9 @@ import numpy as np
 import sympy as sp
 
 from .._errors import InvalidArgument, NoConvergence
-from ..numeric._sphere import SphereCoefficients, dual_series, sphere_coefficients
+from ..internal import QUADRATIC_SYMBOLS, RHO, polynomial_dual
+from ..numeric import SphereCoefficients, dual_series, sphere_coefficients
 from ..symbolic import get_activation
-from ..symbolic._sphere import QUADRATIC_SYMBOLS, RHO, polynomial_dual
 
 __all__ = [
     "SphereKernels",

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..numeric._contexts import NUMPY
+from ..numeric import NUMPY
 
 __all__ = ["TORCH", "TorchContext"]
 

@@ -1,6 +1,8 @@
-"""``deqrmt certify --enn DESIGN.json``: check a designed ENN against its DEQ, kernel vs n.
+"""``deqrmt enn-check --enn DESIGN.json``: check a designed ENN against its DEQ, kernel vs n.
 
-Also reachable as ``deqrmt validate --deq ACT --enn DESIGN.json`` (the older spelling).
+Also reachable as ``deqrmt certify`` (the name until 0.1, deprecated: "certify" is the Arb proof
+now, docs/architecture.md) and as ``deqrmt validate --deq ACT --enn DESIGN.json`` (the older
+spelling).
 """
 
 from __future__ import annotations
@@ -16,19 +18,33 @@ from .._errors import FileError, InvalidArgument
 from .._untrusted import decimal, integer
 from ._common import add_command, add_json, print_json, require_validate_extra, validate_extra
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["DEPRECATED_NAME", "NAME", "register", "run"]
 
-NAME = "certify"
+NAME = "enn-check"
+#: the command's name until 0.1, kept as an alias for one release (a note on stderr when used)
+DEPRECATED_NAME = "certify"
 
 #: A design file is a few kB; anything far larger is not one (and is not read into memory).
 MAX_DESIGN_BYTES = 1 << 20
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    p = add_command(
+    p = _add(
         subparsers,
         NAME,
-        help="certify a designed ENN: DEQ kernel vs ENN kernel vs n (needs the [validate] extra)",
+        "check a designed ENN: DEQ kernel vs ENN kernel vs n (needs the [validate] extra)",
+    )
+    # the old name: a parser of its own (so `deqrmt certify --json` says "command": "certify",
+    # as it did), listed in --help as deprecated; cli/__init__.py prints the note and runs this
+    _add(subparsers, DEPRECATED_NAME, f"deprecated: the old name of `{NAME}`, removed in 0.2")
+    return p
+
+
+def _add(subparsers: Any, name: str, help: str) -> argparse.ArgumentParser:
+    p = add_command(
+        subparsers,
+        name,
+        help=help,
         description="Compare the DEQ's exact infinite-width kernel with the designed ENN's (exact "
         "and Monte Carlo) and with a naive ENN's (the DEQ's activation in every layer), over a "
         "sweep of sample sizes n; the design passes when its error falls with n and stays below "
