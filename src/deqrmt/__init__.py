@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .check import check_activation as check_activation
     from .numeric import DEQCoefficients as DEQCoefficients
     from .numeric import DEQProblem as DEQProblem
+    from .numeric import DEQSensitivities as DEQSensitivities
     from .numeric import ExplicitCoefficients as ExplicitCoefficients
     from .numeric import SpectralLaw as SpectralLaw
     from .numeric import Verified as Verified
@@ -57,9 +58,8 @@ if TYPE_CHECKING:
     from .numeric import design_enn as design_enn
     from .numeric import explicit_coefficients as explicit_coefficients
     from .numeric import scan_fixed_points as scan_fixed_points
+    from .numeric import sensitivities as sensitivities
     from .numeric import sphere_coefficients as sphere_coefficients
-    from .numeric._sensitivity import DEQSensitivities as DEQSensitivities
-    from .numeric._sensitivity import sensitivities as sensitivities
     from .symbolic import coefficient_expression as coefficient_expression
     from .symbolic import derive_deq as derive_deq
     from .symbolic import derive_fixed_point as derive_fixed_point
@@ -95,7 +95,7 @@ _LAZY = {
     ),
     "SpectralLaw": ".numeric",
     # issue 23: ∂/∂σ_a², ∂/∂σ_b² of every DEQ coefficient (implicit differentiation, proven)
-    **dict.fromkeys(("DEQSensitivities", "sensitivities"), ".numeric._sensitivity"),
+    **dict.fromkeys(("DEQSensitivities", "sensitivities"), ".numeric"),
 }  # fmt: skip
 
 

@@ -24,10 +24,18 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
+from typing import Any
 
-from ._errors import FileError
+from ._errors import FileError, MissingExtra
 
-__all__ = ["STDOUT", "check_directory", "check_output", "write_output", "write_directory"]
+__all__ = [
+    "STDOUT",
+    "check_directory",
+    "check_output",
+    "pandas",
+    "write_output",
+    "write_directory",
+]
 
 #: The path that means "standard output".
 STDOUT = "-"
@@ -218,3 +226,16 @@ def write_output(path: str | os.PathLike[str], data: bytes | str, *, force: bool
             raise FileError(f"cannot write {name!r}: {e.strerror or e}.") from None
         raise
     return name
+
+
+def pandas(what: str) -> Any:
+    """The pandas module, or :class:`MissingExtra` saying how to install it (no extra brings
+    pandas: a table export is optional, and ``to_dict(float)`` needs nothing)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise MissingExtra(
+            f"{what} needs pandas, which is not installed: pip install pandas "
+            "(or use to_dict(float), which needs nothing)."
+        ) from None
+    return pd

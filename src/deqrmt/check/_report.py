@@ -157,7 +157,7 @@ class CheckReport(ProblemFields, Mapping[str, CheckItem]):
     def to_pandas(self) -> Any:
         """A :class:`pandas.DataFrame`, one row per item (index ``key``; columns ``status``,
         ``group``, ``title``, ``explanation`` and the item's numbers as text).  Needs pandas."""
-        from ..numeric._mapping import pandas
+        from .._io import pandas
 
         pd = pandas("CheckReport.to_pandas()")
         rows = [{k: v for k, v in item.to_dict().items() if k != "numbers"} for item in self.items]

@@ -41,6 +41,8 @@ from ._printer import function_source as function_source
 from ._problem import DEQProblem as DEQProblem
 from ._problem import ProblemFields as ProblemFields
 from ._problem import exact_number as exact_number
+from ._sensitivity import DEQSensitivities as DEQSensitivities
+from ._sensitivity import sensitivities as sensitivities
 from ._shifted import SteinComparison as SteinComparison
 from ._shifted import stein_comparison as stein_comparison
 from ._spectrum import Alignment as Alignment
@@ -65,7 +67,9 @@ __all__ = [
     "DEQ_KEYS",
     "DEQCoefficients",
     "DEQProblem",
+    "DEQSensitivities",
     "Design",
+    "sensitivities",
     "design_enn",
     "dual_series",
     "enclose_moments",

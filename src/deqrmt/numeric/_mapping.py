@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
-from .._errors import InvalidArgument, MissingExtra
+from .._errors import InvalidArgument
+from .._io import pandas
 from ._verify import Verified
 
 __all__ = ["ValueTable", "VerifiedMapping", "convert", "pandas"]
@@ -70,19 +71,6 @@ def convert(v: Verified, kind: Any) -> Any:
         f"kind={kind!r}: expected float (plain floats) or str (the verified digits); call "
         "to_dict() without it for the JSON-ready record."
     )
-
-
-def pandas(what: str) -> Any:
-    """The pandas module, or :class:`MissingExtra` saying how to install it (no extra brings
-    pandas: a table export is optional, and ``to_dict(float)`` needs nothing)."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise MissingExtra(
-            f"{what} needs pandas, which is not installed: pip install pandas "
-            "(or use to_dict(float), which needs nothing)."
-        ) from None
-    return pd
 
 
 class VerifiedMapping(Mapping[str, Verified]):

@@ -28,8 +28,7 @@ from flint import arb
 
 from .. import _arguments
 from .._errors import ContractionError
-from ..symbolic import Activation
-from ..symbolic._sensitivity import SENSITIVITY_PARAMETERS, derive_sensitivity
+from ..symbolic import SENSITIVITY_PARAMETERS, Activation, derive_sensitivity
 from ._arb import ArbContext, to_arb, workprec
 from ._deq import deq_coefficients
 from ._deq_records import DEQ_KEYS, NTK_KEYS, shown

@@ -35,6 +35,9 @@ from ._recursion import MomentSymbols as MomentSymbols
 from ._recursion import derive_deq as derive_deq
 from ._recursion import derive_fixed_point as derive_fixed_point
 from ._recursion import derive_layer as derive_layer
+from ._sensitivity import SENSITIVITY_PARAMETERS as SENSITIVITY_PARAMETERS
+from ._sensitivity import DEQSensitivity as DEQSensitivity
+from ._sensitivity import derive_sensitivity as derive_sensitivity
 from ._specialize import TAU_STAR as TAU_STAR
 from ._specialize import coefficient_expression as coefficient_expression
 from ._sphere import ExplicitSphereFormulas as ExplicitSphereFormulas
@@ -47,6 +50,7 @@ from ._sphere import derive_sphere as derive_sphere
 #: The package's export table: what other packages (and users) import from it.
 __all__ = [
     "Activation",
+    "SENSITIVITY_PARAMETERS",
     "activation_names",
     "BETA0",
     "bias_latex",
@@ -59,6 +63,8 @@ __all__ = [
     "derive_fixed_point",
     "derive_layer",
     "derive_quadratic",
+    "derive_sensitivity",
+    "DEQSensitivity",
     "derive_sphere",
     "Expectation",
     "ExplicitSphereFormulas",
