@@ -230,3 +230,54 @@ def test_printed_balls_enclose_the_arb_balls(stack, tau0, dps):
                 m, r = arb_to_mpf(b), arb_to_mpf(arb(b.rad()))  # exact: dyadic numbers
                 # the printed ball holds [mid − rad, mid + rad] of the Arb ball
                 assert mid - rad <= m - r and m + r <= mid + rad, k
+
+
+# -- the verified path for steep activations (numeric/_quadrature.py's pole distance) ----------
+
+
+@pytest.mark.parametrize(
+    ("expr", "distance"),
+    [
+        ("tanh(x)", mpmath.pi / 2),
+        ("tanh(30*x)", mpmath.pi / 60),  # poles at ±iπ/60
+        ("tanh(30*tanh(30*x))", mpmath.pi / 64),  # π/1800, but work is bounded: s ≤ 32
+        ("x/(1 + x**2)", 1),  # poles at ±i
+        ("1/(1 + exp(-x))", mpmath.pi / 2),  # at most tanh's: sigmoid's are at ±iπ
+    ],
+)
+def test_the_pole_distance_follows_the_steepness(expr, distance):
+    import sympy as sp
+
+    from deqrmt.numeric._quadrature import pole_distance
+    from deqrmt.symbolic import X
+
+    got = pole_distance([sp.sympify(expr, locals={"x": X})], X)
+    assert abs(got - float(distance)) < 1e-9
+
+
+def test_the_verified_path_handles_steep_activations(steep_ref):
+    # before the steepness rule: PrecisionLoss (2 digits agree) at any dps
+    res = explicit_coefficients(["tanh(30*x)", "relu"], dps=16, certify=False)
+    assert not res.certified
+    with mpmath.workdps(REF_DPS):
+        for l, (layer, want) in enumerate(zip(res.layers, steep_ref, strict=True), start=1):
+            for k in LAYER_KEYS:
+                if want[k] == 0:
+                    assert layer[k].text == "0"
+                    continue
+                assert layer[k].digits == 16, f"layer {l} {k}"
+                tol = abs(want[k]) * mpmath.mpf(10) ** -15
+                assert abs(mpmath.mpf(layer[k].text) - want[k]) <= tol, f"layer {l} {k}"
+
+
+@pytest.mark.slow
+def test_the_deq_verified_path_handles_steep_activations():
+    from deqrmt import deq_coefficients
+
+    ver = deq_coefficients("tanh(30*x)", "0.2", dps=15, certify=False)
+    cert = deq_coefficients("tanh(30*x)", "0.2", dps=15)
+    assert not ver.certified and cert.certified
+    for k, v in ver.values.items():
+        want = cert.values[k].value
+        assert v.digits == 15 or v.text == "0", k
+        assert abs(mpmath.mpf(v.text) - want) <= abs(want) * mpmath.mpf(10) ** -14, k
