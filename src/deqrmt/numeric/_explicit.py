@@ -1,4 +1,4 @@
-r"""The explicit L-layer network's coefficients, to verified digits (ICML 2024, Theorem 3).
+r"""The explicit L-layer network's coefficients, proven (Arb) or verified (ICML 2024, Theorem 3).
 
 x^{(l)} = σ_l(W_l x^{(l−1)})/√m: the layer map is explicit, so each layer's τ̃_l, α̃_l, β̃_l, κ̃_l
 follow from the previous layer's by the derived recursion (:func:`._deq_formulas.layer_formulas`)
@@ -141,7 +141,7 @@ def explicit_coefficients(
     input_layer_trainable: bool = True,
     certify: bool = True,
 ) -> ExplicitCoefficients:
-    """Coefficients of x^{(l)} = σ_l(W_l x^{(l−1)})/√m, l = 1..L, to ``dps`` verified digits.
+    """Coefficients of x^{(l)} = σ_l(W_l x^{(l−1)})/√m, l = 1..L, to ``dps`` proven digits.
 
     The recursion of the Explicit-CK (ICML 2024, Theorem 3, as :func:`derive_layer` derives it)
     and of the explicit NTK Θ^{(l)} = Σ^{(l)} + Θ^{(l−1)}∘Σ̇^{(l)}.  Each σ_l is centered at its
@@ -199,7 +199,11 @@ def explicit_coefficients(
 
 
 def _verified(
-    acts: tuple[Activation, ...], t0: sp.Rational, dps: int, center: bool, input_layer_trainable: bool
+    acts: tuple[Activation, ...],
+    t0: sp.Rational,
+    dps: int,
+    center: bool,
+    input_layer_trainable: bool,
 ) -> ExplicitCoefficients:
     """The verified path: the digits two evaluations (dps+5, and dps+20 with a finer rule)
     agree on."""
