@@ -1,9 +1,14 @@
-r"""The explicit L-layer network's coefficients, to verified digits (ICML 2024, Theorem 3).
+r"""The explicit L-layer network's coefficients, proven (Arb) or verified (ICML 2024, Theorem 3).
 
 x^{(l)} = σ_l(W_l x^{(l−1)})/√m: the layer map is explicit, so each layer's τ̃_l, α̃_l, β̃_l, κ̃_l
 follow from the previous layer's by the derived recursion (:func:`._deq_formulas.layer_formulas`)
-on the Gaussian moments of σ_l at τ̃_{l−1}.  Evaluated twice (dps+5, and dps+20 with a finer
-rule); only the digits both agree on are kept.
+on the Gaussian moments of σ_l at τ̃_{l−1}.  Two paths, as for the DEQ:
+
+* certified (:mod:`._explicit_certified`, the default): the recursion carried in Arb balls,
+  every printed digit proven; an activation outside the enclosure rules falls back to the
+  verified path, with the reason;
+* verified: evaluated twice (dps+5, and dps+20 with a finer rule); only the digits both agree
+  on are kept.
 """
 
 from __future__ import annotations
@@ -18,15 +23,16 @@ import sympy as sp
 
 from .. import _arguments
 from .._errors import CenteringError
+from .._io import pandas
 from ..symbolic import Activation, get_activations
 from . import _display
 from ._deq_formulas import layer_formulas
 from ._deq_records import shown
 from ._deq_verified import GUARD_CHECK, GUARD_WORK
 from ._fixed_point import moments_at
-from ._mapping import ValueTable, pandas
+from ._mapping import ValueTable
 from ._problem import MAX_LAYERS, check_dps, exact_number, in_range
-from ._verify import Verified, verify
+from ._verify import Verified, ball_dict, verify
 
 __all__ = ["LAYER_KEYS", "ExplicitCoefficients", "explicit_coefficients"]
 
@@ -48,6 +54,11 @@ class ExplicitCoefficients:
         ``alpha_1`` … ``alpha_4``, ``beta_1`` … ``beta_3``, ``kappa`` and ``center``
         (``dict(e.layers[0])``, ``e.layers[0].to_dict(float)``); ``to_pandas()`` is the
         table, one row per layer.
+      certified: every digit is proven by Arb ball arithmetic (each value has a ``radius``);
+        otherwise the digits are the ones two evaluations agree on, and ``reason`` says why no
+        proof was attempted or possible.
+      prec_bits: the ball evaluation's precision (0 when not certified).
+      reason: why the values are not certified (None when they are, or with certify=False).
 
     Example:
       >>> from deqrmt import explicit_coefficients
@@ -61,6 +72,9 @@ class ExplicitCoefficients:
     dps: int
     centered: bool
     layers: tuple[Mapping[str, Verified], ...]
+    certified: bool = False
+    prec_bits: int = 0
+    reason: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layers", tuple(ValueTable(layer) for layer in self.layers))
@@ -85,6 +99,7 @@ class ExplicitCoefficients:
             "dps": self.dps,
             "centered": self.centered,
             "layers": [{k: layer[k].text for k in LAYER_KEYS} for layer in self.layers],
+            **certification(self),
         }
 
     def to_json(self) -> str:
@@ -141,8 +156,9 @@ def explicit_coefficients(
     *,
     center: bool = True,
     input_layer_trainable: bool = True,
+    certify: bool = True,
 ) -> ExplicitCoefficients:
-    """Coefficients of x^{(l)} = σ_l(W_l x^{(l−1)})/√m, l = 1..L, to ``dps`` verified digits.
+    """Coefficients of x^{(l)} = σ_l(W_l x^{(l−1)})/√m, l = 1..L, to ``dps`` proven digits.
 
     The recursion of the Explicit-CK (ICML 2024, Theorem 3, as :func:`derive_layer` derives it)
     and of the explicit NTK Θ^{(l)} = Σ^{(l)} + Θ^{(l−1)}∘Σ̇^{(l)}.  Each σ_l is centered at its
@@ -157,6 +173,9 @@ def explicit_coefficients(
       dps: significant digits wanted.
       center: center each σ_l (default); False requires each to be centered already.
       input_layer_trainable: whether W_1 is among the NTK's parameters.
+      certify: prove every digit by Arb ball arithmetic (default); an activation outside the
+        enclosure rules falls back to digits verified by two evaluations (``certified=False``
+        with the ``reason``).  False: the two evaluations only.
 
     Returns:
       An :class:`ExplicitCoefficients` whose ``layers[l - 1]`` maps ``tau``, ``alpha_1`` …
@@ -167,7 +186,7 @@ def explicit_coefficients(
       UnknownActivation, ParseError: an activation that does not parse.
       BudgetExceeded: more layers than docs/limits.md allows.
       CenteringError: ``center=False`` and some σ_l is not centered at its input scale.
-      PrecisionLoss: fewer than 10 digits agree between the two evaluations.
+      PrecisionLoss: fewer than 10 digits agree between the two evaluations (verified path).
 
     Example:
       >>> e = explicit_coefficients(["relu"], dps=12)
@@ -178,8 +197,33 @@ def explicit_coefficients(
     t0 = in_range("tau0", exact_number(tau0, "tau0"))
     center = _arguments.boolean(center, "center")
     input_layer_trainable = _arguments.boolean(input_layer_trainable, "input_layer_trainable")
+    certify = _arguments.boolean(certify, "certify")
     check_dps(dps)  # the type and the general cap first: a huge dps costs no moment set
     dps = max(check_dps(dps, a) for a in acts)
+    if certify:
+        from ._enclose import NotEnclosable  # Arb is loaded only when a proof is asked for
+        from ._explicit_certified import certify_layers
+
+        try:
+            balls, prec = certify_layers(acts, t0, dps, center, input_layer_trainable)
+        except NotEnclosable as e:
+            res = _verified(acts, t0, dps, center, input_layer_trainable)
+            return dataclasses.replace(res, reason=str(e))
+        return ExplicitCoefficients(
+            acts, t0, dps, center, tuple(balls), certified=True, prec_bits=prec
+        )
+    return _verified(acts, t0, dps, center, input_layer_trainable)
+
+
+def _verified(
+    acts: tuple[Activation, ...],
+    t0: sp.Rational,
+    dps: int,
+    center: bool,
+    input_layer_trainable: bool,
+) -> ExplicitCoefficients:
+    """The verified path: the digits two evaluations (dps+5, and dps+20 with a finer rule)
+    agree on."""
     work = _run(acts, t0, dps + GUARD_WORK, 0, center, input_layer_trainable)
     check = _run(acts, t0, dps + GUARD_CHECK, 1, center, input_layer_trainable)
     layers = tuple(
@@ -187,3 +231,16 @@ def explicit_coefficients(
         for l, (w, c) in enumerate(zip(work, check, strict=True))
     )
     return ExplicitCoefficients(acts, t0, dps, center, layers)
+
+
+def certification(res: ExplicitCoefficients) -> dict[str, Any]:
+    """The JSON fields that say how the digits were obtained (docs/json.md): ``certified``,
+    then one object of balls per layer (``midpoint``, ``radius``, rounded outward: the printed
+    ball contains the proven one) and ``prec_bits``, or the ``reason`` there is no proof."""
+    out: dict[str, Any] = {"certified": res.certified}
+    if res.certified:
+        out["balls"] = [{k: ball_dict(layer[k]) for k in LAYER_KEYS} for layer in res.layers]
+        out["prec_bits"] = res.prec_bits
+    elif res.reason:
+        out["reason"] = res.reason
+    return out

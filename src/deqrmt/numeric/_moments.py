@@ -20,7 +20,7 @@ from .._errors import ActivationError, InvalidArgument, PrecisionLoss
 from ..internal import MOMENTS
 from ..symbolic import TAU, XI, Activation, MomentSet, X, moment_set
 from ._printer import compile_function
-from ._quadrature import panels
+from ._quadrature import panels, pole_distance
 
 __all__ = ["MomentEvaluator", "evaluator_for"]
 
@@ -67,6 +67,8 @@ class MomentEvaluator:
         ]
         self._continuous: bool | None = None
         self.entire = _is_entire(act)
+        # steep φ (tanh(30x): poles at ±iπ/60) needs narrower panels than tanh
+        self.pole = pole_distance([*(p.expr for p in act.pieces)], X)
 
     def _check_dsq(self) -> None:
         if self._continuous is None:
@@ -131,7 +133,7 @@ class MomentEvaluator:
         mag_b = ctx.zero
         fns = self._both if need_d else self._phi
         mp_ctx = hasattr(ctx, "workdps")
-        for panel in panels(ctx, tau, self.kinks, digits, refine, self.entire):
+        for panel in panels(ctx, tau, self.kinks, digits, refine, self.entire, self.pole):
             f = fns[panel.piece]
             if mp_ctx and panel.digits < digits:
                 # Far in the tails e^{-ξ²/2} absorbs most digits: evaluate φ there at the

@@ -1,10 +1,11 @@
 r"""Gaussian-weight quadrature E[w(ξ) g(τξ)] by composite Gauss–Legendre, split at kinks.
 
 Panels never straddle a kink (at k/τ in ξ), so each panel integrates an analytic function
-and converges geometrically.  The panel half-width is 1/2 in x = τξ (the library's nearest
-complex singularity is tanh's, at distance π/2), and the number of nodes on a panel follows
-the digits it must deliver: far in the tails the Gaussian weight e^{-ξ²/2} has already paid
-for most of them.  The domain is cut at |ξ| = L with e^{-L²/2} well below 10^{-digits}.
+and converges geometrically.  The panel half-width is d/π in x = τξ, d the distance of φ's
+nearest complex singularity from the real axis (:func:`pole_distance`: π/2 for tanh, π/(2s) for
+tanh(s·x)), so the Bernstein ellipse through it has the same ρ for every activation; the number
+of nodes on a panel follows the digits it must deliver: far in the tails the Gaussian weight
+e^{-ξ²/2} has already paid for most of them.  The domain is cut at |ξ| = L with e^{-L²/2} well below 10^{-digits}.
 ``refine=1`` halves the panels and adds nodes: the independent rule used for the guard run.
 """
 
@@ -16,10 +17,75 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import sympy as sp
 
-__all__ = ["gauss_legendre", "panels", "Panel"]
+__all__ = ["gauss_legendre", "panels", "Panel", "pole_distance"]
 
+#: tanh's nearest poles (±iπ/2): the singularity distance of a function of unit steepness
 _POLE_DISTANCE = math.pi / 2
+#: the steepest φ panels shrink for (bounded work: panels grow with the steepness); steeper
+#: ones (tanh(1000x)) are refused by the two evaluations' disagreement (PrecisionLoss) and are
+#: for the certified path (docs/limits.md)
+MAX_STEEPNESS = 32.0
+
+
+def _scale(e: sp.Expr, x: sp.Symbol) -> float:
+    """The steepness s of ``e`` in ``x``: e behaves like g(s·x) with g of unit steepness.
+
+    A polynomial Σ c_k x^k has max |c_k|^{1/k}; a constant factor multiplies (tanh(30·u) is
+    30 times as steep as u); sums, products and function arguments take the largest.
+    """
+    if not e.has(x):
+        return 0.0
+    if e.is_polynomial(x):
+        coeffs = sp.Poly(e, x).all_coeffs()[::-1]
+        return max(
+            (abs(float(c)) ** (1 / k) for k, c in enumerate(coeffs) if k and c.is_number and c),
+            default=1.0,
+        )
+    if isinstance(e, sp.Mul):
+        const, rest = e.as_independent(x, as_Add=False)
+        factor = abs(float(const)) if const.is_number else 1.0
+        return factor * max(_scale(a, x) for a in sp.Mul.make_args(rest))
+    return max(_scale(a, x) for a in e.args)
+
+
+def _polynomial_poles(e: sp.Expr, x: sp.Symbol) -> float:
+    """The smallest |Im| of a non-real zero of a polynomial that ``e`` divides by, takes a
+    fractional power or the logarithm of (1/(1 + x²): 1); inf when there is none."""
+    out = math.inf
+    for node in sp.preorder_traversal(e):
+        if isinstance(node, sp.Pow) and not (node.exp.is_Integer and node.exp >= 0):
+            base = node.base
+        elif isinstance(node, sp.log):
+            base = node.args[0]
+        else:
+            continue
+        if not base.has(x) or not base.is_polynomial(x) or sp.degree(base, x) < 2:
+            continue
+        coeffs = sp.Poly(base, x).all_coeffs()
+        if not all(c.is_number for c in coeffs):
+            continue
+        for r in np.roots([complex(c) for c in coeffs]):
+            if abs(r.imag) > 1e-12 * max(1.0, abs(r)):
+                out = min(out, abs(float(r.imag)))
+    return out
+
+
+def pole_distance(exprs: Sequence[sp.Expr], x: sp.Symbol) -> float:
+    """The distance from the real axis (in ``x``) that panels plan for, for the pieces
+    ``exprs`` of an activation (and of its derivative).
+
+    π/(2s) for the steepness s of :func:`_scale` (tanh(s·x) has poles at ±iπ/(2s); the
+    library's other functions are no steeper: sigmoid's and softplus' nearest singularities are
+    at ±iπ), s at most :data:`MAX_STEEPNESS`, and no further than the non-real zeros of a
+    polynomial the pieces divide by (at least π/(2·MAX_STEEPNESS) too).  A
+    guess the rule gets wrong costs digits, never wrong ones: the verified path keeps only the
+    digits two evaluations with different rules agree on.
+    """
+    s = max((_scale(e, x) for e in exprs), default=1.0)
+    d = _POLE_DISTANCE / min(max(1.0, s), MAX_STEEPNESS)
+    return max(min([d, *(_polynomial_poles(e, x) for e in exprs)]), _POLE_DISTANCE / MAX_STEEPNESS)
 
 
 @functools.lru_cache(maxsize=256)
@@ -102,16 +168,22 @@ class Panel:
 
 
 def panels(
-    ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int = 0, entire: bool = False
+    ctx: Any,
+    tau: Any,
+    kinks: Sequence[Any],
+    digits: float,
+    refine: int = 0,
+    entire: bool = False,
+    pole: float = _POLE_DISTANCE,
 ) -> list[Panel]:
     """Cached when φ has no kinks: the layout then depends on τ only through a power of two."""
     if kinks:
-        return _panels(ctx, tau, kinks, digits, refine, entire)
+        return _panels(ctx, tau, kinks, digits, refine, entire, pole)
     tau_q = 2.0 ** math.ceil(math.log2(max(float(tau), 2.0**-20)))
-    key = (ctx.prec, ctx is _fp(), tau_q, round(digits), refine, entire)
+    key = (ctx.prec, ctx is _fp(), tau_q, round(digits), refine, entire, pole)
     hit = _CACHE.get(key)
     if hit is None:
-        hit = _panels(ctx, tau_q, (), digits, refine, entire)
+        hit = _panels(ctx, tau_q, (), digits, refine, entire, pole)
         if len(_CACHE) > 64:
             _CACHE.clear()
         _CACHE[key] = hit
@@ -128,7 +200,13 @@ def _fp() -> Any:
 
 
 def _panels(
-    ctx: Any, tau: Any, kinks: Sequence[Any], digits: float, refine: int = 0, entire: bool = False
+    ctx: Any,
+    tau: Any,
+    kinks: Sequence[Any],
+    digits: float,
+    refine: int = 0,
+    entire: bool = False,
+    pole: float = _POLE_DISTANCE,
 ) -> list[Panel]:
     """Composite Gauss–Legendre panels with the standard normal density folded into weights.
 
@@ -140,6 +218,8 @@ def _panels(
       refine: 0 for the working rule, 1 for the finer guard rule.
       entire: g has no complex singularities (exp, erf, sin, polynomials): wider panels pay
         for the function's growth off the real axis with a fixed margin of digits instead.
+      pole: the distance (in x) of g's nearest complex singularity from the real axis
+        (:func:`pole_distance`); panels shrink with it, so the nodes per panel stay the same.
     """
     tau_f = float(tau)
     big_l = math.sqrt(2 * math.log(10) * (digits + 2)) + 3
@@ -150,8 +230,9 @@ def _panels(
         # growth e^{y²} there (and the Gaussian's e^{y²/2}) costs < 25 digits, added to `need`.
         half_x, rho, margin = 1.5, 8.0, 25.0
     else:
-        half_x, margin = 0.5, 0.0
-        rho = _POLE_DISTANCE / half_x + math.sqrt((_POLE_DISTANCE / half_x) ** 2 + 1)
+        # half-width d/π: the ellipse through the pole has ρ = π + √(π² + 1) ≈ 6.4 for any d
+        half_x, margin = 0.5 * min(1.0, pole / _POLE_DISTANCE), 0.0
+        rho = pole / half_x + math.sqrt((pole / half_x) ** 2 + 1)
     half = min(half_x / tau_f, half_x)
     bounds = (
         [-big_l] + [float(k) / tau_f for k in kinks if -big_l < float(k) / tau_f < big_l] + [big_l]
