@@ -153,3 +153,77 @@ def test_a_quadrature_family_says_why_it_is_not_proved() -> None:
         assert sol.proof is not None and not sol.proof.certified
         assert "closed-form" in (sol.proof.reason or "")
         assert sol.to_dict()["certified"] is False
+
+
+def test_the_layer_chain_rule_matches_central_differences() -> None:
+    """The Jacobian carried through two layers (∂ wrt the previous layer's values too) against
+    central differences of the same network's values at 50 digits (h = 1e-20)."""
+    from deqrmt.numeric._design_proof import _network
+
+    fam = get_family("hard_tanh")
+    point = [mpmath.mpf("0.8"), mpmath.mpf("1.3"), mpmath.mpf("1.7"), mpmath.mpf("0.6")]
+
+    def values(p: list[mpmath.mpf]) -> dict[str, arb]:
+        with workprec(300):
+            thetas = [[_mpf_to_arb(v) for v in p[:2]], [_mpf_to_arb(v) for v in p[2:]]]
+        return _network(fam, thetas, [], sp.Rational(3, 2), True, 300)[0]
+
+    with workprec(300):
+        thetas = [[_mpf_to_arb(v) for v in point[:2]], [_mpf_to_arb(v) for v in point[2:]]]
+    _, grad = _network(fam, thetas, [0, 1, 2, 3], sp.Rational(3, 2), True, 300)
+    with mpmath.workdps(50):
+        h = mpmath.mpf("1e-20")
+        for j in range(4):
+            up, down = list(point), list(point)
+            up[j] += h
+            down[j] -= h
+            hi, lo = values(up), values(down)
+            for k in ("tau", "alpha_1", "alpha_4", "beta_1", "kappa"):
+                fd = (
+                    mpmath.mpf(hi[k].mid().str(45, radius=False))
+                    - mpmath.mpf(lo[k].mid().str(45, radius=False))
+                ) / (2 * h)
+                exact = mpmath.mpf(grad[k][j].mid().str(45, radius=False))
+                assert abs(fd - exact) <= mpmath.mpf("1e-15") * max(1, abs(exact)), (k, j)
+
+
+def _mpf_to_arb(v: mpmath.mpf) -> arb:
+    return arb(mpmath.nstr(v, 60))
+
+
+def test_a_two_layer_design_with_held_parameters_is_proved_and_contains_the_root() -> None:
+    """silu DEQ ← two cubic layers (six parameters, c1 of each layer held at its 2-digit value):
+    the proof's balls contain the root of the four equations found by findroot at 50 digits."""
+    d = design_enn("silu", "polynomial3", dps=20, starts=4)
+    sol = d.solutions[0]
+    assert sol.proof is not None and sol.proof.certified, sol.proof
+    fam = get_family("polynomial3")
+    held = [Fraction(layer["c1"]) for layer in sol.params]
+    with mpmath.workdps(60):
+        deq = deq_coefficients("silu", dps=55).values
+        targets = [
+            deq["gamma_star"].value ** 2,
+            *(deq[k].value for k in ("alpha_1", "alpha_2", "alpha_3")),
+        ]
+
+        def f(*x: mpmath.mpf) -> list[mpmath.mpf]:
+            acts = [
+                fam.instantiate([sp.Rational(held[l].numerator, held[l].denominator),
+                                 _rational(x[2 * l]), _rational(x[2 * l + 1])])
+                for l in range(2)
+            ]  # fmt: skip
+            last = explicit_coefficients(acts, dps=55, certify=False).layers[-1]
+            vals = [last["tau"].value ** 2, last["alpha_1"].value, last["alpha_2"].value,
+                    last["alpha_3"].value]  # fmt: skip
+            return [v - t for v, t in zip(vals, targets, strict=True)]
+
+        start = [mpmath.mpf(sol.params[l][k]) for l in range(2) for k in ("c2", "c3")]
+        root = mpmath.findroot(f, start, tol=mpmath.mpf(10) ** -90)
+        d_json = sol.to_dict()
+        for i, (l, k) in enumerate((l, k) for l in range(2) for k in ("c2", "c3")):
+            ball = d_json["balls"][l][k]
+            mid, rad = mpmath.mpf(ball["midpoint"]), mpmath.mpf(ball["radius"])
+            assert 0 < rad < mpmath.mpf("1e-15")
+            assert abs(root[i] - mid) <= rad, (l, k)
+        for l in range(2):  # the held parameters are printed as what was held
+            assert Fraction(d_json["balls"][l]["c1"]["midpoint"]) == held[l]

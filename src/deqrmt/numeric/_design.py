@@ -31,6 +31,7 @@ import json
 import math
 import random
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -832,9 +833,12 @@ def _design(
             if progress is not None:
                 progress(f"Krawczyk proof of solution {len(solutions) + 1}")
             held = sorted(fixed)
+            point = list(yh)
+            for j in held:  # the exact value reported ("0.64"), not its binary neighbour
+                point[j] = Fraction(params[j // npar][str(fam.params[j % npar])])
             if rescale:  # the normalisation holds max_j |θ_{l,j}| = 1 in every layer but the last
                 held = [_largest(yh, l, npar) for l in range(layers - 1)]
-            proof = _proof(fam, yh, held, layers, kernel, active, deq, input_trainable, budget)
+            proof = _proof(fam, point, held, layers, kernel, active, deq, input_trainable, budget)
         solutions.append(
             DesignSolution(tuple(params), values, nh, count, proof=proof, ball_digits=dps + 10)
         )

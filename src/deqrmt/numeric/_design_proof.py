@@ -23,7 +23,8 @@ J(X) ⊇ {F'(θ) : θ ∈ X}.  The DEQ's side enters as its proven balls
 true system, for every DEQ value in its ball.
 
 Parameters the design fixed to remove a continuous symmetry (``depth_rule["normalization"]``)
-stay at their exact reported values (radius 0); equations the design found identically
+stay at their reported values (exact decimals such as 0.64, entering as Arb balls: the Krawczyk
+test then proves a unique root for every value in that ball); equations the design found identically
 satisfied (0 = 0 at every probe, e.g. α̃₂ = α̃₃ = 0 for an odd family) are not part of the
 system: both sides are checked to contain 0 on the proved box.
 
@@ -121,7 +122,9 @@ def _ball_text(b: arb, digits: int) -> tuple[str, str]:
 
 
 def _mpf_arb(v: Any) -> arb:
-    """An mpmath number, exactly (it is a dyadic rational)."""
+    """An mpmath number, exactly (it is a dyadic rational); a Fraction as a ball."""
+    if isinstance(v, Fraction):
+        return to_arb(v)
     man, exp = mpmath.mpf(v).man_exp
     return arb(int(man)) * arb(2) ** int(exp) if exp >= 0 else arb(int(man)) / arb(2) ** (-int(exp))
 
