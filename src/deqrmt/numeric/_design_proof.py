@@ -122,10 +122,11 @@ def _ball_text(b: arb, digits: int) -> tuple[str, str]:
 
 
 def _mpf_arb(v: Any) -> arb:
-    """An mpmath number, exactly (it is a dyadic rational); a Fraction as a ball."""
-    if isinstance(v, Fraction):
+    """An mpmath number exactly (a dyadic rational, from its own context: ``mpmath.mpf(v)``
+    would round it to mpmath's global 53 bits); a Fraction or an int as :func:`to_arb` does."""
+    if isinstance(v, (Fraction, int)):
         return to_arb(v)
-    man, exp = mpmath.mpf(v).man_exp
+    man, exp = v.man_exp
     return arb(int(man)) * arb(2) ** int(exp) if exp >= 0 else arb(int(man)) / arb(2) ** (-int(exp))
 
 
@@ -329,7 +330,10 @@ def _prove(
     widest = None
     for factor in _INFLATE:
         with workprec(prec):
-            rad = [abs(step[i, 0]).upper() * factor + abs(y[free[i]]).upper() * arb(2) ** (-prec // 2)
+            # the Newton correction widened, and a floor a few hundred ulps wide (a correction
+            # of 0 at an exact root still needs a box with an interior)
+            floor = arb(2) ** (40 - prec)
+            rad = [(abs(step[i, 0]) * factor + (abs(y[free[i]]) + 1) * floor).upper()
                    for i in range(m)]  # fmt: skip
             box = list(y)
             for i, j in enumerate(free):
