@@ -227,3 +227,11 @@ def test_a_two_layer_design_with_held_parameters_is_proved_and_contains_the_root
             assert abs(root[i] - mid) <= rad, (l, k)
         for l in range(2):  # the held parameters are printed as what was held
             assert Fraction(d_json["balls"][l]["c1"]["midpoint"]) == held[l]
+
+
+def test_a_design_against_unproven_deq_values_says_so() -> None:
+    deq = deq_coefficients("tanh", dps=15, certify=False)
+    assert not deq.certified
+    (sol,) = design_enn(deq, "hard_tanh", starts=2).solutions
+    assert sol.proof is not None and not sol.proof.certified
+    assert "DEQ" in (sol.proof.reason or "") and "not proven" in (sol.proof.reason or "")

@@ -876,18 +876,15 @@ def _proof(
         return DesignProof(
             False, reason=f"the DEQ's coefficients are not proven ({deq.reason or 'no proof'})"
         )
-    v = deq.values
+    keys = ("gamma_star", "alpha_1", "alpha_2", "alpha_3")
+    if kernel != "ck":
+        keys = ("kappa_star", "beta_1", "beta_2", "beta_3")
+    matched = [deq[k] for k in keys]  # deq[...] raises a named error when the NTK diverges
+    for k, m in zip(keys, matched, strict=True):
+        if m.radius is None:
+            return DesignProof(False, reason=f"the DEQ's {k} is not proven (no Arb ball)")
     with workprec(bits_for_digits(deq.dps + 40)):  # squaring a proven ball at its own precision
-        if kernel == "ck":
-            targets = [
-                v["gamma_star"].ball ** 2,
-                *(v[k].ball for k in ("alpha_1", "alpha_2", "alpha_3")),
-            ]
-        else:
-            targets = [
-                deq["kappa_star"].ball ** 2,
-                *(deq[k].ball for k in ("beta_1", "beta_2", "beta_3")),
-            ]
+        targets = [matched[0].ball ** 2, *(m.ball for m in matched[1:])]
     return prove_design_solution(
         fam, yh, held, layers=layers, kernel=kernel, active=active, targets=targets,
         tau0=deq.tau0, input_trainable=input_trainable, dps=deq.dps, budget=budget,

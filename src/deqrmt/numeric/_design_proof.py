@@ -58,9 +58,9 @@ __all__ = ["DesignProof", "prove_design_solution"]
 _KEYS = ("tau", "alpha_1", "alpha_2", "alpha_3", "alpha_4", "beta_1", "beta_2", "beta_3", "kappa")
 #: SymPy nodes whose derivative is not continuous (a Krawczyk step needs F ∈ C¹ on the box)
 _NOT_SMOOTH = (sp.Piecewise, sp.Abs, sp.sign, sp.Heaviside, sp.Min, sp.Max, sp.floor, sp.ceiling)
-#: work units of one evaluation of the layer map and its Jacobian on balls (the design's unit:
-#: the family at one node at 40 digits; measured: a hard-tanh layer with its derivatives costs
-#: about what 60 closed-form family evaluations do)
+#: work units of one evaluation of one layer and its Jacobian on balls at ~60 digits (the
+#: design's unit: the family at one node at 40 digits; measured 28 for hard tanh, 49 for a
+#: cubic), scaled like the search's by the precision (:func:`._design_search.precision_factor`)
 _LAYER_UNITS = 60.0
 #: boxes tried: the Newton correction |C F(y)| widened by these factors
 _INFLATE = (16, 2**12, 2**24)
@@ -279,7 +279,7 @@ def prove_design_solution(
         _layer_map(fam)  # the symbolic derivative (once per family), before any budget is spent
         tries = 2 + 2 * len(_INFLATE)
         if budget is not None:
-            need = tries * layers * _LAYER_UNITS
+            need = tries * layers * _LAYER_UNITS * (1 + (max(0, dps - 20) / 120) ** 1.3)
             if budget.used + need > budget.limit:
                 raise NotProvable(
                     f"the design's work budget is spent ({budget.used:,.0f} of {budget.limit:,.0f} "
