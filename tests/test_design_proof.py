@@ -235,3 +235,12 @@ def test_a_design_against_unproven_deq_values_says_so() -> None:
     (sol,) = design_enn(deq, "hard_tanh", starts=2).solutions
     assert sol.proof is not None and not sol.proof.certified
     assert "DEQ" in (sol.proof.reason or "") and "not proven" in (sol.proof.reason or "")
+
+
+def test_a_box_across_the_family_constraint_is_refused() -> None:
+    """hard tanh's closed forms assume c > 0: a box reaching c ≤ 0 must not be evaluated."""
+    from deqrmt.numeric._design_proof import NotProvable, _network
+
+    with pytest.raises(NotProvable, match=r"constraints \(c > 0\) are not proved"):
+        _network(get_family("hard_tanh"), [[arb("0.7"), arb("0.05", "0.1")]], [0, 1],
+                 sp.Integer(1), False, 100)  # fmt: skip

@@ -169,6 +169,14 @@ def _layer_map(fam: Family) -> tuple[Any, int]:
     return fn, len(variables)
 
 
+@functools.lru_cache(maxsize=16)
+def _constraints(fam: Family) -> Any:
+    """The family's constraints (each > 0), compiled; None when it has none."""
+    if not fam.constraints:
+        return None
+    return compile_function("design_constraints", list(fam.params), list(fam.constraints))
+
+
 def _network(
     fam: Family, thetas: Sequence[Sequence[arb]], free: Sequence[int], tau0: sp.Rational,
     input_trainable: bool, prec: int,
@@ -185,10 +193,17 @@ def _network(
         "kappa": t0 if input_trainable else zero,
     }  # fmt: skip
     grad = {k: [zero] * len(free) for k in _KEYS}
+    constraints = _constraints(fam)
     with workprec(prec):
         for l, theta in enumerate(thetas):
             if not state["tau"] > 0:
                 raise NotProvable(f"layer {l + 1}: τ̃_{l} is not proved positive on the box")
+            # the closed forms hold where the constraints do (hard tanh: c > 0), on all the box
+            if constraints is not None and not all(v > 0 for v in constraints(ctx, *theta)):
+                raise NotProvable(
+                    f"layer {l + 1}: the family's constraints "
+                    f"({', '.join(f'{c} > 0' for c in fam.constraints)}) are not proved on the box"
+                )
             vals = fn(ctx, *(state[k] for k in _KEYS), *theta)
             out, jac = vals[:9], vals[9:]
             new_grad = {}
