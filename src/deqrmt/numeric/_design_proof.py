@@ -18,7 +18,8 @@ polynomials; :attr:`deqrmt.symbolic.Family.closed_moments`) one layer of the ENN
 τ = τ̃_{l−1}, centered by the derived identities, into :func:`deqrmt.symbolic.derive_layer`);
 its partial derivatives are taken by SymPy (exact differentiation, no finite differences),
 compiled through the one printer, and the chain rule over layers is carried in balls, so
-J(X) ⊇ {F'(θ) : θ ∈ X}.  The DEQ's side enters as its proven balls
+J(X) ⊇ {F'(θ) : θ ∈ X}.  The closed forms hold where the family's constraints do (hard tanh:
+c > 0); these are proved on every box first.  The DEQ's side enters as its proven balls
 (:func:`deqrmt.numeric.deq_coefficients`, certified), so the root proved is the root of the
 true system, for every DEQ value in its ball.
 
@@ -26,10 +27,12 @@ Parameters the design fixed to remove a continuous symmetry (``depth_rule["norma
 stay at their reported values (exact decimals such as 0.64, entering as Arb balls: the Krawczyk
 test then proves a unique root for every value in that ball); equations the design found identically
 satisfied (0 = 0 at every probe, e.g. α̃₂ = α̃₃ = 0 for an odd family) are not part of the
-system: both sides are checked to contain 0 on the proved box.
+system: both sides are checked to contain 0 on the proved box (a consistency check of those,
+not a proof).
 
 What is not proved says why (``reason``): a family without closed-form moments (quadrature
-in the parameters is not enclosed in balls), a DEQ whose values are not proven, a singular
+in the parameters is not enclosed in balls), a DEQ whose values are not proven, more equations
+than free parameters (two-layer leaky ReLU: its rescaling removes one), a singular
 Jacobian (a symmetric or degenerate solution: no box of it has a unique root), every box
 tried too wide, or the design's work budget spent.
 """
