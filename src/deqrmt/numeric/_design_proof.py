@@ -158,17 +158,31 @@ def _layer_map(fam: Family) -> tuple[Any, int]:
     by_name = {n: s for s, n in names.items()}
     prev = [lf.prev[k] for k in _KEYS]
     tau_prev = lf.prev["tau"]
-    raw = {by_name[n]: closed[n].subs(TAU, tau_prev) for n in closed}
-    centered = {s: e.subs(raw) for s, e in fpm.centered.items() if names[s] in closed}
-    env = {**raw, **centered}
+    # the chain rule through the raw moments R_n(τ̃_{l−1}, θ): SymPy differentiates the layer
+    # formulas in R and the closed forms apart (small expressions; differentiating the
+    # composition costs 3× more), and the printer's CSE shares what repeats
+    raw = {n: sp.Dummy(f"raw_{n}") for n in closed}
+    to_raw = {by_name[n]: r for n, r in raw.items()}
+    centered = {s: e.xreplace(to_raw) for s, e in fpm.centered.items() if names[s] in closed}
     outs = [sp.sqrt(lf.tau_sq), *lf.alpha, *lf.beta, sp.sqrt(lf.kappa_sq)]
-    outs = [o.subs(env) for o in outs]
-    missing = set().union(*(o.free_symbols for o in outs)) - set(prev) - set(fam.params)
+    outs = [o.xreplace({**to_raw, **centered}) for o in outs]
+    missing = set().union(*(o.free_symbols for o in outs)) - set(prev) - set(raw.values())
     if missing:  # pragma: no cover - a moment the family does not provide
         raise NotProvable(f"the layer needs moments {sorted(map(str, missing))} in closed form")
+    moments = {r: closed[n].subs(TAU, tau_prev) for n, r in raw.items()}
     variables = [*prev, *fam.params]
-    jac = [sp.diff(o, v) for o in outs for v in variables]
-    fn = compile_function("design_layer_jacobian", variables, [*outs, *jac])
+    d_moments = {(r, v): sp.diff(m, v) for r, m in moments.items() for v in (tau_prev, *fam.params)}
+    jac = []
+    for o in outs:
+        d_raw = {r: sp.diff(o, r) for r in raw.values()}
+        for v in variables:
+            d = sp.diff(o, v) if v in prev else sp.S.Zero
+            if v == tau_prev or v in fam.params:
+                d += sum((d_raw[r] * d_moments[r, v] for r in raw.values()), sp.S.Zero)
+            jac.append(d)
+    fn = compile_function(
+        "design_layer_jacobian", variables, [e.xreplace(moments) for e in (*outs, *jac)]
+    )
     return fn, len(variables)
 
 
