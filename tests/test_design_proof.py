@@ -34,8 +34,8 @@ def readme_design():  # type: ignore[no-untyped-def]
 
 
 def _rational(v: mpmath.mpf) -> sp.Rational:
-    man, exp = v.man_exp
-    return sp.Rational(int(man)) * sp.Rational(2) ** int(exp)
+    sign, man, exp, _ = v._mpf_  # (``man_exp`` drops the sign)
+    return (-1) ** sign * sp.Rational(int(man)) * sp.Rational(2) ** int(exp)
 
 
 def _reference_root(start: list[mpmath.mpf]) -> list[mpmath.mpf]:
@@ -191,16 +191,20 @@ def _mpf_to_arb(v: mpmath.mpf) -> arb:
     return arb(mpmath.nstr(v, 60))
 
 
-def test_a_two_layer_design_with_held_parameters_is_proved_and_contains_the_root() -> None:
-    """silu DEQ ← two cubic layers (six parameters, c1 of each layer held at its 2-digit value):
-    the proof's balls contain the root of the four equations found by findroot at 50 digits."""
-    d = design_enn("silu", "polynomial3", dps=20, starts=4)
+@pytest.mark.parametrize("deq_name", ["silu", "gelu"])  # gelu's solution has c3_1 < 0
+def test_a_two_layer_design_with_held_parameters_is_proved_and_contains_the_root(
+    deq_name: str,
+) -> None:
+    """silu/gelu DEQ ← two cubic layers (six parameters, c1 of each layer held at its 2-digit
+    value): the proof's balls contain the root of the four equations found by findroot at 50
+    digits."""
+    d = design_enn(deq_name, "polynomial3", dps=20, starts=4)
     sol = d.solutions[0]
     assert sol.proof is not None and sol.proof.certified, sol.proof
     fam = get_family("polynomial3")
     held = [Fraction(layer["c1"]) for layer in sol.params]
     with mpmath.workdps(60):
-        deq = deq_coefficients("silu", dps=55).values
+        deq = deq_coefficients(deq_name, dps=55).values
         targets = [
             deq["gamma_star"].value ** 2,
             *(deq[k].value for k in ("alpha_1", "alpha_2", "alpha_3")),
@@ -244,3 +248,13 @@ def test_a_box_across_the_family_constraint_is_refused() -> None:
     with pytest.raises(NotProvable, match=r"constraints \(c > 0\) are not proved"):
         _network(get_family("hard_tanh"), [[arb("0.7"), arb("0.05", "0.1")]], [0, 1],
                  sp.Integer(1), False, 100)  # fmt: skip
+
+
+def test_a_negative_parameter_enters_with_its_sign() -> None:
+    from deqrmt.numeric._design_proof import _mpf_arb
+
+    ctx = mpmath.MPContext()
+    ctx.dps = 50
+    with workprec(200):
+        assert _mpf_arb(ctx.mpf("-0.25")) == arb(-1) / 4
+        assert _mpf_arb(ctx.mpf(-3)) == -3 and _mpf_arb(ctx.mpf(0)) == 0

@@ -126,11 +126,15 @@ def _ball_text(b: arb, digits: int) -> tuple[str, str]:
 
 def _mpf_arb(v: Any) -> arb:
     """An mpmath number exactly (a dyadic rational, from its own context: ``mpmath.mpf(v)``
-    would round it to mpmath's global 53 bits); a Fraction or an int as :func:`to_arb` does."""
+    would round it to mpmath's global 53 bits, and ``man_exp`` drops the sign); a Fraction or
+    an int as :func:`to_arb` does."""
     if isinstance(v, (Fraction, int)):
         return to_arb(v)
-    man, exp = v.man_exp
-    return arb(int(man)) * arb(2) ** int(exp) if exp >= 0 else arb(int(man)) / arb(2) ** (-int(exp))
+    sign, man, exp, _ = v._mpf_
+    if not man and exp:  # ±inf, nan
+        raise NotProvable(f"the solution has a non-finite parameter ({v})")
+    m = -int(man) if sign else int(man)
+    return arb(m) * arb(2) ** int(exp) if exp >= 0 else arb(m) / arb(2) ** (-int(exp))
 
 
 @functools.lru_cache(maxsize=16)
