@@ -34,6 +34,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "families such as hard_tanh cost far less); a design estimated to need more is refused "
         "before it starts, and one that reaches the budget stops with BudgetExceeded. "
         "Progress (one line per multi-start) is shown on stderr when it is a terminal. "
+        "Each solution is proved by a Krawczyk step on the matching equations (a unique root in "
+        "the printed ball) or says why not; --no-certify skips the proof. "
         "exit codes: 0 solved, 2 bad input or no solution.",
     )
     p.add_argument("--deq", required=True, metavar="ACT", help="the DEQ's activation (required)")
@@ -71,6 +73,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="multi-start count of the root search (1 to 200; each costs part of the budget)",
     )
     p.add_argument("--seed", type=integer, default=0, help="seed of the multi-start points (≥ 0)")
+    p.add_argument(
+        "--no-certify",
+        action="store_true",
+        help="skip the Krawczyk proof of each solution (default: each solution is proved the "
+        "unique root of the matching equations in a ball around it, printed, or says why not)",
+    )
     add_dps(p)
     add_json(p)
     return p
@@ -92,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         starts=args.starts,
         seed=args.seed,
         progress=_progress(),
+        certify=not args.no_certify,
     )
     if args.json:
         print_json(args, res.to_dict())
@@ -122,7 +131,20 @@ def run(args: argparse.Namespace) -> int:
         copies = sol.get("copies_found", 1)
         found = f", {copies} symmetric copies found" if copies > 1 else ""
         print(f"solution {i}: {layers}   (residual {sol['residual']}{found})")
+        if "certified" in sol:
+            print(f"  {_proof_line(sol)}")
     return 0
+
+
+def _proof_line(sol: dict[str, Any]) -> str:
+    """``proven (Krawczyk): a ∈ [m ± r], …`` (the printed balls, rounded outward), or why not."""
+    if not sol["certified"]:
+        return f"not proven: {sol.get('reason')}"
+    balls = " | ".join(
+        ", ".join(f"{k} ∈ [{b['midpoint']} ± {b['radius']}]" for k, b in layer.items())
+        for layer in sol["balls"]
+    )
+    return f"proven (Krawczyk): the unique root in {balls}"
 
 
 def _progress() -> Any:

@@ -31,6 +31,7 @@ import json
 import math
 import random
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -41,9 +42,11 @@ from .._errors import BudgetExceeded, InvalidArgument, NoConvergence
 from .._untrusted import bounded_int
 from ..internal import FAMILY_MOMENTS
 from ..symbolic import TAU, Family, X, get_family
+from ._arb import bits_for_digits, workprec
 from ._deq import deq_coefficients
 from ._deq_formulas import layer_formulas
 from ._deq_records import DEQ_KEYS, DEQCoefficients
+from ._design_proof import DesignProof, prove_design_solution
 from ._design_search import (
     CLOSED_UNITS,
     FLOAT_UNIT,
@@ -75,13 +78,20 @@ class DesignSolution:
     residual: Any
     #: how many symmetric copies of this solution the multi-start found (itself included)
     copies_found: int = 1
+    #: the Krawczyk proof of this root (:mod:`._design_proof`); None when not attempted
+    proof: DesignProof | None = None
+    #: significant digits of the printed ball midpoints
+    ball_digits: int = 30
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "params": [dict(p) for p in self.params],
             "residual": mpmath.nstr(self.residual, 5),
             "copies_found": self.copies_found,
         }
+        if self.proof is not None:
+            out.update(self.proof.to_dict(self.ball_digits))
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -454,6 +464,7 @@ def design_enn(
     starts: int = 24,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    certify: bool = True,
 ) -> Design:
     """Solve the matching equations for an ``layers``-layer ENN from ``family``.
 
@@ -477,6 +488,9 @@ def design_enn(
       starts: number of multi-start points of the root search.
       seed: seed of the multi-start points.
       progress: if given, called with a short line before each multi-start.
+      certify: prove each solution by a Krawczyk step on the matching system
+        (:mod:`._design_proof`): ``solution.proof`` says ``certified`` with the parameters as
+        balls, or why not; False skips it (``proof`` None).
 
     Returns:
       A ``Design``: ``solutions`` (one ``DesignSolution`` per orbit, with ``params``, one
@@ -522,7 +536,7 @@ def design_enn(
         return _design(
             deq_activation, fam, layers=layers, kernel=kernel, sigma_a2=sigma_a2,
             sigma_b2=sigma_b2, tau0=tau0, dps=dps, trainable=trainable, starts=starts, seed=seed,
-            progress=progress, budget=budget,
+            progress=progress, budget=budget, certify=certify,
         )  # fmt: skip
     except OutOfBudget:
         raise budget.exceeded(f"the design of the {fam.name!r} ENN") from None
@@ -543,6 +557,7 @@ def _design(
     seed: int,
     progress: Callable[[str], None] | None,
     budget: SearchBudget,
+    certify: bool = True,
 ) -> Design:
     if isinstance(deq_activation, DEQCoefficients):
         deq = deq_activation
@@ -793,7 +808,7 @@ def _design(
         else:
             reps.append((y, yh, nh, 1))
 
-    solutions = []
+    solutions: list[DesignSolution] = []
     reps_sorted = sorted(reps, key=lambda r: [-float(t) for t in r[1]])
     for y, yh, nh, count in reps_sorted:
         params = []
@@ -813,7 +828,20 @@ def _design(
                 layer[str(p)] = hi.nstr(b, n)
             params.append(layer)
         values = tuple(tuple(yh[l * npar : (l + 1) * npar]) for l in range(layers))
-        solutions.append(DesignSolution(tuple(params), values, nh, count))
+        proof = None
+        if certify:
+            if progress is not None:
+                progress(f"Krawczyk proof of solution {len(solutions) + 1}")
+            held = sorted(fixed)
+            point = list(yh)
+            for j in held:  # the exact value reported ("0.64"), not its binary neighbour
+                point[j] = Fraction(params[j // npar][str(fam.params[j % npar])])
+            if rescale:  # the normalisation holds max_j |θ_{l,j}| = 1 in every layer but the last
+                held = [_largest(yh, l, npar) for l in range(layers - 1)]
+            proof = _proof(fam, point, held, layers, kernel, active, deq, input_trainable, budget)
+        solutions.append(
+            DesignSolution(tuple(params), values, nh, count, proof=proof, ball_digits=dps + 10)
+        )
     if fixed:
         rule = dict(
             rule,
@@ -824,6 +852,42 @@ def _design(
     return Design(
         deq, fam, layers, kernel, equations, rule, tuple(solutions), input_trainable,
         tuple(symmetries),
+    )  # fmt: skip
+
+
+def _largest(y: Sequence[Any], layer: int, npar: int) -> int:
+    """The flat index of ``layer``'s parameter largest in absolute value."""
+    return max(range(layer * npar, (layer + 1) * npar), key=lambda j: abs(y[j]))
+
+
+def _proof(
+    fam: Family,
+    yh: Sequence[Any],
+    held: Sequence[int],
+    layers: int,
+    kernel: str,
+    active: Sequence[int],
+    deq: DEQCoefficients,
+    input_trainable: bool,
+    budget: SearchBudget,
+) -> DesignProof:
+    """The Krawczyk proof of one solution against the DEQ's proven balls."""
+    if not deq.certified:
+        return DesignProof(
+            False, reason=f"the DEQ's coefficients are not proven ({deq.reason or 'no proof'})"
+        )
+    keys = ("gamma_star", "alpha_1", "alpha_2", "alpha_3")
+    if kernel != "ck":
+        keys = ("kappa_star", "beta_1", "beta_2", "beta_3")
+    matched = [deq[k] for k in keys]  # deq[...] raises a named error when the NTK diverges
+    for k, m in zip(keys, matched, strict=True):
+        if m.radius is None:
+            return DesignProof(False, reason=f"the DEQ's {k} is not proven (no Arb ball)")
+    with workprec(bits_for_digits(deq.dps + 40)):  # squaring a proven ball at its own precision
+        targets = [matched[0].ball ** 2, *(m.ball for m in matched[1:])]
+    return prove_design_solution(
+        fam, yh, held, layers=layers, kernel=kernel, active=active, targets=targets,
+        tau0=deq.tau0, input_trainable=input_trainable, dps=deq.dps, budget=budget,
     )  # fmt: skip
 
 
