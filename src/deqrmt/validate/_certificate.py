@@ -25,6 +25,7 @@ from ._design_file import DesignFile, check_certificate_sizes, check_design
 from ._exact import exact_kernels
 from ._experiment import enn_features
 from ._pointwise import CenteredActivation
+from ._verdict import Verdict, judge_errors
 
 __all__ = ["CertificateResult", "certify_design", "explicit_exact_kernels"]
 
@@ -62,6 +63,8 @@ class CertificateResult:
     runs: list[dict[str, Any]]
     slope: dict[str, float | None]
     passed: bool
+    reasons: tuple[str, ...] = ()
+    verdict: Verdict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +72,8 @@ class CertificateResult:
             "runs": self.runs,
             "slope": self.slope,
             "passed": self.passed,
+            "reasons": list(self.reasons),
+            "verdict": None if self.verdict is None else self.verdict.as_dict(),
         }
 
     def to_json(self) -> str:
@@ -156,12 +161,17 @@ def certify_design(
         "designed_exact": loglog_slope(ns_list, [r["designed_exact"] for r in runs]),
         "naive_exact": loglog_slope(ns_list, [r["naive_exact"] for r in runs]),
     }
+    # The certificate: the designed ENN's error passes the one verdict rule (rate and level,
+    # :mod:`._verdict`), and the designed ENN is several times closer than the naive control.
+    verdict = judge_errors(ns_list, {"designed": [r["designed_exact"] for r in runs]})
+    reasons = list(verdict.reasons)
     last = runs[-1]
-    # The certificate: the designed ENN is several times closer than the naive control and its
-    # error does not grow with n.
-    passed = last["designed_exact"] < 0.5 * last["naive_exact"] and (
-        len(runs) < 2 or runs[-1]["designed_exact"] <= runs[0]["designed_exact"] * 1.05
-    )
+    if not last["designed_exact"] < 0.5 * last["naive_exact"]:
+        reasons.append(
+            f"control: at n={last['n']} the designed ENN's error {last['designed_exact']:.3g} "
+            f"is not below half the naive ENN's {last['naive_exact']:.3g}"
+        )
+    passed = not reasons
     inputs = {
         "deq": deq,
         "design": spec.setting,
@@ -170,4 +180,4 @@ def certify_design(
         "m": m,
         "seed": seed,
     }
-    return CertificateResult(inputs, runs, slope, bool(passed))
+    return CertificateResult(inputs, runs, slope, bool(passed), tuple(reasons), verdict)
