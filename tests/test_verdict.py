@@ -242,3 +242,26 @@ def test_validate_text_report_names_rate_and_level(
     assert rc == 1
     assert "rate:" in text and "not measured (one n)" in text
     assert "level:" in text and "REJECTED (level): NTK: level" in text
+
+
+def test_enn_check_decides_by_the_same_rule() -> None:
+    from deqrmt.validate._certificate import certificate_decision
+
+    def runs(designed: list[float], naive: list[float]) -> list[dict[str, Any]]:
+        return [
+            {"n": n, "designed_exact": d, "naive_exact": c}
+            for n, d, c in zip((256, 512, 1024), designed, naive, strict=True)
+        ]
+
+    good = [0.021, 0.015, 0.0105]
+    passed, reasons, verdict = certificate_decision(runs(good, [0.06] * 3))
+    assert passed and not reasons
+    assert verdict.as_dict() == judge_errors((256, 512, 1024), {"designed": good}).as_dict()
+    # a flat designed error (it used to pass: "the last ≤ 1.05 × the first") fails on the rate
+    passed, reasons, verdict = certificate_decision(runs([0.02, 0.02, 0.0205], [0.2] * 3))
+    assert not passed and verdict.failed == ("rate",) and reasons[0].startswith("designed: rate")
+    # no better than the naive control
+    passed, reasons, _ = certificate_decision(runs(good, [0.015] * 3))
+    assert not passed and reasons == [
+        "control: at n=1024 the designed ENN's error 0.0105 is not below half the naive ENN's 0.015"
+    ]

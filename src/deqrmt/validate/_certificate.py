@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,12 @@ from ._experiment import enn_features
 from ._pointwise import CenteredActivation
 from ._verdict import Verdict, judge_errors
 
-__all__ = ["CertificateResult", "certify_design", "explicit_exact_kernels"]
+__all__ = [
+    "CertificateResult",
+    "certificate_decision",
+    "certify_design",
+    "explicit_exact_kernels",
+]
 
 
 def explicit_exact_kernels(
@@ -78,6 +83,25 @@ class CertificateResult:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+
+def certificate_decision(runs: Sequence[Mapping[str, Any]]) -> tuple[bool, list[str], Verdict]:
+    """Pass/fail of a certificate from its runs (``n``, ``designed_exact``, ``naive_exact``).
+
+    The designed ENN's exact errors must pass the one verdict rule (rate and level,
+    :func:`._verdict.judge_errors`, kernel ``designed``), and at the largest n the designed ENN
+    must be several times closer than the naive control (error < ½ the naive one).
+    """
+    ns = [int(r["n"]) for r in runs]
+    verdict = judge_errors(ns, {"designed": [float(r["designed_exact"]) for r in runs]})
+    reasons = list(verdict.reasons)
+    last = runs[-1]
+    if not last["designed_exact"] < 0.5 * last["naive_exact"]:
+        reasons.append(
+            f"control: at n={last['n']} the designed ENN's error {last['designed_exact']:.3g} "
+            f"is not below half the naive ENN's {last['naive_exact']:.3g}"
+        )
+    return not reasons, reasons, verdict
 
 
 def _acts_from_design(design: DesignFile, tau0: str) -> tuple[list[Any], list[CenteredActivation]]:
@@ -161,17 +185,7 @@ def certify_design(
         "designed_exact": loglog_slope(ns_list, [r["designed_exact"] for r in runs]),
         "naive_exact": loglog_slope(ns_list, [r["naive_exact"] for r in runs]),
     }
-    # The certificate: the designed ENN's error passes the one verdict rule (rate and level,
-    # :mod:`._verdict`), and the designed ENN is several times closer than the naive control.
-    verdict = judge_errors(ns_list, {"designed": [r["designed_exact"] for r in runs]})
-    reasons = list(verdict.reasons)
-    last = runs[-1]
-    if not last["designed_exact"] < 0.5 * last["naive_exact"]:
-        reasons.append(
-            f"control: at n={last['n']} the designed ENN's error {last['designed_exact']:.3g} "
-            f"is not below half the naive ENN's {last['naive_exact']:.3g}"
-        )
-    passed = not reasons
+    passed, reasons, verdict = certificate_decision(runs)
     inputs = {
         "deq": deq,
         "design": spec.setting,
