@@ -275,8 +275,8 @@ def _judge_one(
     if not level_ok:
         lo, hi = level.interval
         converges = (
-            f" (the rate passed: the error falls with n, but its constant is larger than "
-            f"--max-error {max_error:g} allows)"
+            " (the rate passed: the error falls with n, but with a larger constant than the "
+            "bound allows)"
             if rate.passed
             else ""
         )
