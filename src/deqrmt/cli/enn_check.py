@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
                 "estimated from m random features: its error grows with n/m, so at a fixed m it "
                 "rises with n; raise --m to lower it. The certificate reads the exact columns."
             )
-        print("certificate: " + ("PASSED" if res.passed else "FAILED"))
+        print("certificate: " + ("PASSED" if res.passed else "FAILED: " + "; ".join(res.reasons)))
     return 0 if res.passed else 1
 
 

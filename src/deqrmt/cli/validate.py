@@ -118,15 +118,17 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         "--max-error",
         type=float,
         default=0.15,
-        help="error bound at n = 1024, scaled by (1024/n)^(1/2) for other n (theory: the "
-        "error falls like n^(-1/2)); above it at any n the check fails (exit 1) (default: 0.15)",
+        help="level: the n^(-1/2) law fitted to the errors, read at n = 1024, must be at most "
+        "this; the check fails (exit 1) when it is above by more than 2 standard errors "
+        "(default: 0.15)",
     )
     p.add_argument(
         "--max-slope",
         type=float,
         default=-0.3,
-        help="the log-log slope of the error against n must be at most this with two or more n "
-        "(theory: -1/2; a wrong formula gives a flat error) (default: -0.3)",
+        help="rate: the fitted log-log slope of the error against n must be consistent with at "
+        "most this (fails when flatter by more than 2 standard errors; not measured with one n; "
+        "theory: -1/2, a wrong formula gives a flat error) (default: -0.3)",
     )
     # A deliberately wrong coefficient (alpha2_slide, kappa_slide, beta3_slide, alpha1_x1.2):
     # the negative controls, hidden from --help.

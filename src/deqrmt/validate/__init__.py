@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from ._coefficients import VARIANTS as VARIANTS
     from ._coefficients import Coefficients as Coefficients
     from ._compare import KernelErrors as KernelErrors
-    from ._compare import Verdict as Verdict
-    from ._compare import judge as judge
     from ._compare import loglog_slope as loglog_slope
     from ._compare import relative_spectral_error as relative_spectral_error
     from ._data import GaussianMixture as GaussianMixture
@@ -59,6 +57,9 @@ if TYPE_CHECKING:
     from ._sweep import ValidationConfig as ValidationConfig
     from ._sweep import ValidationResult as ValidationResult
     from ._sweep import run_validation as run_validation
+    from ._verdict import Verdict as Verdict
+    from ._verdict import judge as judge
+    from ._verdict import judge_errors as judge_errors
 
 #: public name → defining private module
 _EXPORTS = {
@@ -72,8 +73,9 @@ _EXPORTS = {
     "VARIANTS": "_coefficients",
     "Coefficients": "_coefficients",
     "KernelErrors": "_compare",
-    "Verdict": "_compare",
-    "judge": "_compare",
+    "Verdict": "_verdict",
+    "judge": "_verdict",
+    "judge_errors": "_verdict",
     "loglog_slope": "_compare",
     "relative_spectral_error": "_compare",
     "GaussianMixture": "_data",

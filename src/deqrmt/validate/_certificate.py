@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,8 +25,14 @@ from ._design_file import DesignFile, check_certificate_sizes, check_design
 from ._exact import exact_kernels
 from ._experiment import enn_features
 from ._pointwise import CenteredActivation
+from ._verdict import Verdict, judge_errors
 
-__all__ = ["CertificateResult", "certify_design", "explicit_exact_kernels"]
+__all__ = [
+    "CertificateResult",
+    "certificate_decision",
+    "certify_design",
+    "explicit_exact_kernels",
+]
 
 
 def explicit_exact_kernels(
@@ -62,6 +68,8 @@ class CertificateResult:
     runs: list[dict[str, Any]]
     slope: dict[str, float | None]
     passed: bool
+    reasons: tuple[str, ...] = ()
+    verdict: Verdict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,10 +77,31 @@ class CertificateResult:
             "runs": self.runs,
             "slope": self.slope,
             "passed": self.passed,
+            "reasons": list(self.reasons),
+            "verdict": None if self.verdict is None else self.verdict.as_dict(),
         }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+
+def certificate_decision(runs: Sequence[Mapping[str, Any]]) -> tuple[bool, list[str], Verdict]:
+    """Pass/fail of a certificate from its runs (``n``, ``designed_exact``, ``naive_exact``).
+
+    The designed ENN's exact errors must pass the one verdict rule (rate and level,
+    :func:`._verdict.judge_errors`, kernel ``designed``), and at the largest n the designed ENN
+    must be several times closer than the naive control (error < ½ the naive one).
+    """
+    ns = [int(r["n"]) for r in runs]
+    verdict = judge_errors(ns, {"designed": [float(r["designed_exact"]) for r in runs]})
+    reasons = list(verdict.reasons)
+    last = runs[-1]
+    if not last["designed_exact"] < 0.5 * last["naive_exact"]:
+        reasons.append(
+            f"control: at n={last['n']} the designed ENN's error {last['designed_exact']:.3g} "
+            f"is not below half the naive ENN's {last['naive_exact']:.3g}"
+        )
+    return not reasons, reasons, verdict
 
 
 def _acts_from_design(design: DesignFile, tau0: str) -> tuple[list[Any], list[CenteredActivation]]:
@@ -156,12 +185,7 @@ def certify_design(
         "designed_exact": loglog_slope(ns_list, [r["designed_exact"] for r in runs]),
         "naive_exact": loglog_slope(ns_list, [r["naive_exact"] for r in runs]),
     }
-    last = runs[-1]
-    # The certificate: the designed ENN is several times closer than the naive control and its
-    # error does not grow with n.
-    passed = last["designed_exact"] < 0.5 * last["naive_exact"] and (
-        len(runs) < 2 or runs[-1]["designed_exact"] <= runs[0]["designed_exact"] * 1.05
-    )
+    passed, reasons, verdict = certificate_decision(runs)
     inputs = {
         "deq": deq,
         "design": spec.setting,
@@ -170,4 +194,4 @@ def certify_design(
         "m": m,
         "seed": seed,
     }
-    return CertificateResult(inputs, runs, slope, bool(passed))
+    return CertificateResult(inputs, runs, slope, bool(passed), tuple(reasons), verdict)

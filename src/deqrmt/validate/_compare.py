@@ -1,4 +1,4 @@
-r"""Relative spectral-norm errors, the log–log slope of an n-sweep, and the verdict.
+r"""Relative spectral-norm errors and the log–log slope of an n-sweep (the verdict: :mod:`._verdict`).
 
 The theorems state `‖G* − Ḡ‖ = O(n^{−1/2})` and `‖K* − K̄‖ = O(n^{−1/2})` in operator norm
 (slides, Theorems 1–2), while ‖G*‖ = O(n) because of the class-mean spike; the slides' figure
@@ -9,7 +9,6 @@ leaves an O(1)·‖ΔC‖ discrepancy in the low-rank part, so the error levels 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,12 +19,10 @@ from ._threads import torch_threads
 
 __all__ = [
     "KernelErrors",
-    "Verdict",
     "relative_spectral_error",
     "spectral_norm",
     "eigenvalues",
     "loglog_slope",
-    "judge",
 ]
 
 
@@ -83,54 +80,3 @@ class KernelErrors:
 
     def as_dict(self) -> dict[str, float | None]:
         return dataclasses.asdict(self)
-
-
-@dataclasses.dataclass(frozen=True)
-class Verdict:
-    """Whether the equivalents pass, and why not (README, "validate: the verdict").
-
-    The theory (ICML 2024, Theorems 1–2) says ‖G* − Ḡ‖/‖G*‖ = O(n^{−1/2}).  Passing means both
-    exact-vs-equivalent errors stay below the n-scaled bound ``max_error·(REFERENCE_N/n)^{1/2}``
-    at every n, and, with at least two n, both log–log slopes are ≤ ``max_slope`` (a formula
-    that is wrong by a constant gives an error that does not fall: slope ≈ 0).
-    """
-
-    passed: bool
-    reasons: tuple[str, ...]
-    max_slope: float
-    max_error: float
-
-    def bound(self, n: int) -> float:
-        """The error bound at n: ``max_error`` at n = REFERENCE_N, scaled like n^{−1/2}."""
-        return self.max_error * math.sqrt(REFERENCE_N / n)
-
-
-#: the n at which ``max_error`` applies; other n scale it by (REFERENCE_N/n)^{1/2}
-REFERENCE_N = 1024
-
-
-def judge(
-    ns: Sequence[int],
-    ck: Sequence[float],
-    ntk: Sequence[float],
-    *,
-    max_slope: float = -0.3,
-    max_error: float = 0.15,
-) -> Verdict:
-    """The verdict for exact-vs-equivalent errors ``ck``, ``ntk`` measured at ``ns``."""
-    reasons = []
-    for name, errs in (("CK", ck), ("NTK", ntk)):
-        if not all(math.isfinite(e) for e in errs):
-            reasons.append(f"{name}: non-finite error")
-            continue
-        for n, e in zip(ns, errs, strict=True):
-            bound = max_error * math.sqrt(REFERENCE_N / n)
-            if e > bound:
-                reasons.append(
-                    f"{name}: error {e:.3g} at n={n} exceeds the n-scaled bound "
-                    f"{max_error:g}·({REFERENCE_N}/{n})^½ = {bound:.3g}"
-                )
-        slope = loglog_slope(ns, errs)
-        if slope is not None and slope > max_slope:
-            reasons.append(f"{name}: log–log slope {slope:.2f} is flatter than {max_slope:g}")
-    return Verdict(not reasons, tuple(reasons), max_slope, max_error)

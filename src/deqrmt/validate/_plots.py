@@ -70,7 +70,7 @@ def write_plots(result: ValidationResult, directory: str | os.PathLike[str]) -> 
     fig.suptitle(
         f"{act}: σ_a² = {c.sigma_a2}, p/n = {c.ratio:g}, m = {c.m}, {c.draws} draws"
         + (f"  [variant {c.variant}]" if c.variant else "")
-        + ("  PASSED" if result.passed else "  REJECTED")
+        + ("  PASSED" if result.passed else f"  REJECTED ({', '.join(result.verdict.failed)})")
     )
     fig.tight_layout()
     path = out / "errors.png"

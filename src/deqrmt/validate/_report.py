@@ -7,8 +7,9 @@ import math
 from typing import Any
 
 from ._sweep import ValidationResult
+from ._verdict import Verdict, Z
 
-__all__ = ["report_dict", "report_json", "report_text"]
+__all__ = ["report_dict", "report_json", "report_text", "verdict_lines"]
 
 
 def _num(v: float | None) -> float | None:
@@ -16,7 +17,8 @@ def _num(v: float | None) -> float | None:
 
 
 def report_dict(result: ValidationResult) -> dict[str, Any]:
-    """``{inputs, device, runs: [{n, p, m, ck, ntk, seconds, …}], slope: {ck, ntk}, passed, reasons}``."""
+    """``{setting, device, runs: [{n, p, m, ck, ntk, seconds, …}], slope: {ck, ntk}, passed,
+    reasons, verdict}``: ``verdict`` is :meth:`Verdict.as_dict` (rate and level, docs/json.md)."""
     runs = []
     for r in result.runs:
         runs.append(
@@ -42,6 +44,7 @@ def report_dict(result: ValidationResult) -> dict[str, Any]:
         "slope": {"ck": _num(result.slope_ck), "ntk": _num(result.slope_ntk)},
         "passed": result.verdict.passed,
         "reasons": list(result.verdict.reasons),
+        "verdict": result.verdict.as_dict(),
     }
 
 
@@ -75,10 +78,38 @@ def report_text(result: ValidationResult) -> str:
             f"{_f(r.ck.mc_vs_equiv):>8} | {_f(r.ntk.exact_vs_equiv):>9} {_f(r.ntk.mc_vs_exact):>8} "
             f"{_f(r.ntk.mc_vs_equiv):>8} | {r.seconds:>6.1f}"
         )
-    lines.append(
-        f"log–log slope of ex↔eq vs n (theory −0.5): CK {_f(result.slope_ck, '.3f')}, "
-        f"NTK {_f(result.slope_ntk, '.3f')}"
-    )
     v = result.verdict
-    lines.append("PASSED" if v.passed else "REJECTED: " + "; ".join(v.reasons))
+    lines += verdict_lines(v)
+    lines.append(v.summary())
     return "\n".join(lines)
+
+
+def _interval(iv: tuple[float, float] | None, fmt: str) -> str:
+    return "" if iv is None else f" [{iv[0]:{fmt}}, {iv[1]:{fmt}}]"
+
+
+def _mark(passed: bool | None) -> str:
+    return {True: "ok", False: "FAILED", None: "not measured (one n)"}[passed]
+
+
+def verdict_lines(v: Verdict) -> list[str]:
+    """Two lines: the rate (fitted log–log slope) and the level (error at the reference n)."""
+    rate = []
+    level = []
+    for k in v.kernels:
+        r = k.rate
+        slope = "—" if r.slope is None else f"{r.slope:.3f} ± {r.stderr:.3f}"
+        rate.append(f"{k.name} {slope}{_interval(r.interval, '.2f')} {_mark(r.passed)}")
+        if k.level is None:
+            level.append(f"{k.name} — FAILED (non-finite error)")
+        else:
+            lv = k.level
+            level.append(
+                f"{k.name} {lv.value:.4f}{_interval(lv.interval, '.4f')} {_mark(lv.passed)}"
+            )
+    return [
+        f"rate: log–log slope of ex↔eq vs n (theory −0.5; fails when flatter than "
+        f"{v.max_slope:g} by > {Z:g} s.e.): " + ", ".join(rate),
+        f"level: the n^(−½) law's ex↔eq error at n = {v.reference_n} (bound {v.max_error:g}, "
+        f"fails when above it by > {Z:g} s.e.): " + ", ".join(level),
+    ]

@@ -12,25 +12,20 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import torch
 
 from .._errors import InvalidArgument
 from ._coefficients import VARIANTS, Coefficients
-from ._compare import (
-    KernelErrors,
-    Verdict,
-    eigenvalues,
-    judge,
-    loglog_slope,
-    relative_spectral_error,
-)
+from ._compare import KernelErrors, eigenvalues, loglog_slope, relative_spectral_error
 from ._data import GaussianMixture, paper_mixture
 from ._deq import DeqWeights, solve_deq
 from ._exact import exact_kernels
 from ._ntk import ntk_from_solution
 from ._pointwise import CenteredActivation
+from ._verdict import DEFAULT_MAX_ERROR, DEFAULT_MAX_SLOPE, Verdict, judge
 
 __all__ = [
     "ValidationConfig",
@@ -97,7 +92,7 @@ class ValidationConfig:
       variant: a negative-control coefficient variant (see :data:`VARIANTS`) or None.
       dps: digits of the coefficient engine.
       trainable: the NTK's parameter set ⊆ {a, A, B}; (a, A) is the slides' K*.
-      max_slope, max_error: verdict thresholds.
+      max_slope, max_error: thresholds of the verdict's rate and level (:mod:`._verdict`).
     """
 
     activation: str
@@ -115,8 +110,8 @@ class ValidationConfig:
     variant: str | None = None
     dps: int = 20
     trainable: tuple[str, ...] = ("a", "A")
-    max_slope: float = -0.3
-    max_error: float = 0.15
+    max_slope: float = DEFAULT_MAX_SLOPE
+    max_error: float = DEFAULT_MAX_ERROR
 
     def __post_init__(self) -> None:
         if not self.ns or any(not isinstance(n, int) or n < 8 for n in self.ns):
@@ -146,6 +141,12 @@ class ValidationConfig:
         if self.variant is not None and self.variant not in VARIANTS:
             raise InvalidArgument(
                 f"unknown variant {self.variant!r}; choose one of {', '.join(VARIANTS)}."
+            )
+        if not math.isfinite(self.max_slope):
+            raise InvalidArgument(f"--max-slope must be a finite number, got {self.max_slope!r}.")
+        if not (self.max_error > 0 and math.isfinite(self.max_error)):
+            raise InvalidArgument(
+                f"--max-error must be positive and finite, got {self.max_error!r}."
             )
         for n in self.ns:
             if round(self.ratio * n) < 16:
@@ -220,115 +221,134 @@ def run_validation(
     tick = progress or (lambda _label: None)
     device = resolve_device(config.device)
     dtype = torch.float64 if config.dtype == "float64" else torch.float32
-    sa2 = float(config.sigma_a2)
     runs = []
-    activation = config.activation
+    activation: Any = config.activation
     for n in config.ns:
-        t_start = time.perf_counter()
-        timings: dict[str, float] = {}
-        p = config.p_of(n)
-        mixture = PRESETS[config.preset](p)
-        sample = mixture.sample(n, np.random.default_rng([config.seed, n]))
-        stats = mixture.statistics(sample)
+        point, activation = _measure_point(config, n, activation, device, dtype, tick)
+        runs.append(point)
+    return result_from_runs(config, device, tuple(runs))
+
+
+def _measure_point(
+    config: ValidationConfig,
+    n: int,
+    activation: Any,
+    device: str,
+    dtype: torch.dtype,
+    tick: Callable[[str], None],
+) -> tuple[SweepPoint, Any]:
+    """Everything measured at one n (and the parsed activation, reused for the next n)."""
+    sa2 = float(config.sigma_a2)
+    t_start = time.perf_counter()
+    timings: dict[str, float] = {}
+    p = config.p_of(n)
+    mixture = PRESETS[config.preset](p)
+    sample = mixture.sample(n, np.random.default_rng([config.seed, n]))
+    stats = mixture.statistics(sample)
+    t = time.perf_counter()
+    coeffs, act_sym = Coefficients.from_numeric(
+        activation,
+        config.sigma_a2,
+        config.sigma_b2,
+        stats.tau0,
+        dps=config.dps,
+        trainable=config.trainable,
+    )
+    activation = act_sym  # parse once; later n reuse the Activation object
+    if config.variant is not None:
+        coeffs = coeffs.variant(config.variant)
+    act = CenteredActivation.from_activation(act_sym, coeffs.center)
+    timings["coefficients"] = time.perf_counter() - t
+    tick(f"n={n}: coefficients")
+
+    from ..numeric import equivalent_kernels
+
+    t = time.perf_counter()
+    G_eq, K_eq = equivalent_kernels(
+        coeffs.as_floats(), sample.X, stats.J, stats.psi, stats.t, stats.T, stats.tau0
+    )
+    exact = exact_kernels(
+        act, sample.X, sa2, coeffs.sigma_b2, device=device, trainable=config.trainable
+    )
+    timings["exact"] = time.perf_counter() - t
+    tick(f"n={n}: exact kernels")
+
+    iters: list[int] = []
+    G_mc = K_mc = None
+    if config.monte_carlo:
         t = time.perf_counter()
-        coeffs, act_sym = Coefficients.from_numeric(
-            activation,
-            config.sigma_a2,
-            config.sigma_b2,
-            stats.tau0,
-            dps=config.dps,
-            trainable=config.trainable,
-        )
-        activation = act_sym  # parse once; later n reuse the Activation object
-        if config.variant is not None:
-            coeffs = coeffs.variant(config.variant)
-        act = CenteredActivation.from_activation(act_sym, coeffs.center)
-        timings["coefficients"] = time.perf_counter() - t
-        tick(f"n={n}: coefficients")
-
-        from ..numeric import equivalent_kernels
-
-        t = time.perf_counter()
-        G_eq, K_eq = equivalent_kernels(
-            coeffs.as_floats(), sample.X, stats.J, stats.psi, stats.t, stats.T, stats.tau0
-        )
-        exact = exact_kernels(
-            act, sample.X, sa2, coeffs.sigma_b2, device=device, trainable=config.trainable
-        )
-        timings["exact"] = time.perf_counter() - t
-        tick(f"n={n}: exact kernels")
-
-        iters: list[int] = []
-        G_mc = K_mc = None
-        if config.monte_carlo:
-            t = time.perf_counter()
-            G_mc = np.zeros((n, n))
-            K_mc = np.zeros((n, n))
-            for d in range(config.draws):
-                seed = int(np.random.SeedSequence([config.seed, n, d]).generate_state(1)[0])
-                w = DeqWeights.draw(
-                    config.m,
-                    p,
-                    sigma_a2=sa2,
-                    sigma_b2=coeffs.sigma_b2,
-                    seed=seed,
-                    device=device,
-                    dtype=dtype,
-                )
-                sol = solve_deq(w, act, sample.X, tol=MC_TOL[dtype])
-                ck, ntk, adj = ntk_from_solution(
-                    w, act, sol, tol=MC_TOL[dtype], trainable=config.trainable, X=sample.X
-                )
-                iters += [sol.iterations, len(adj)]
-                G_mc += ck.to("cpu", torch.float64).numpy() / config.draws
-                K_mc += ntk.to("cpu", torch.float64).numpy() / config.draws
-                del w, sol, ck, ntk
-                tick(f"n={n}: network {d + 1}/{config.draws}")
-            timings["monte_carlo"] = time.perf_counter() - t
-
-        t = time.perf_counter()
-        spectra = {
-            "G_exact": eigenvalues(exact.G, device),
-            "G_equiv": eigenvalues(G_eq, device),
-            "K_exact": eigenvalues(exact.K, device),
-            "K_equiv": eigenvalues(K_eq, device),
-        }
-        norm = {k: float(np.abs(v).max()) for k, v in spectra.items()}
-        errs = {}
-        for kind, ex, eq in (("G", exact.G, G_eq), ("K", exact.K, K_eq)):
-            e = {"exact_vs_equiv": relative_spectral_error(ex, eq, norm[f"{kind}_exact"], device)}
-            mc = G_mc if kind == "G" else K_mc
-            if mc is not None:
-                spectra[f"{kind}_mc"] = eigenvalues(mc, device)
-                nmc = float(np.abs(spectra[f"{kind}_mc"]).max())
-                e["mc_vs_exact"] = relative_spectral_error(mc, ex, nmc, device)
-                e["mc_vs_equiv"] = relative_spectral_error(mc, eq, nmc, device)
-            errs[kind] = KernelErrors(**e)
-        timings["compare"] = time.perf_counter() - t
-        tick(f"n={n}: compare")
-        runs.append(
-            SweepPoint(
-                n=n,
-                p=p,
-                m=config.m,
-                ck=errs["G"],
-                ntk=errs["K"],
-                seconds=time.perf_counter() - t_start,
-                coefficients=coeffs,
-                spectra=spectra,
-                timings=timings,
-                exact_method=exact.method,
-                exact_degree=exact.degree,
-                deq_iterations=tuple(iters),
+        G_mc = np.zeros((n, n))
+        K_mc = np.zeros((n, n))
+        for d in range(config.draws):
+            seed = int(np.random.SeedSequence([config.seed, n, d]).generate_state(1)[0])
+            w = DeqWeights.draw(
+                config.m,
+                p,
+                sigma_a2=sa2,
+                sigma_b2=coeffs.sigma_b2,
+                seed=seed,
+                device=device,
+                dtype=dtype,
             )
-        )
+            sol = solve_deq(w, act, sample.X, tol=MC_TOL[dtype])
+            ck, ntk, adj = ntk_from_solution(
+                w, act, sol, tol=MC_TOL[dtype], trainable=config.trainable, X=sample.X
+            )
+            iters += [sol.iterations, len(adj)]
+            G_mc += ck.to("cpu", torch.float64).numpy() / config.draws
+            K_mc += ntk.to("cpu", torch.float64).numpy() / config.draws
+            del w, sol, ck, ntk
+            tick(f"n={n}: network {d + 1}/{config.draws}")
+        timings["monte_carlo"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    spectra = {
+        "G_exact": eigenvalues(exact.G, device),
+        "G_equiv": eigenvalues(G_eq, device),
+        "K_exact": eigenvalues(exact.K, device),
+        "K_equiv": eigenvalues(K_eq, device),
+    }
+    norm = {k: float(np.abs(v).max()) for k, v in spectra.items()}
+    errs = {}
+    for kind, ex, eq in (("G", exact.G, G_eq), ("K", exact.K, K_eq)):
+        e = {"exact_vs_equiv": relative_spectral_error(ex, eq, norm[f"{kind}_exact"], device)}
+        mc = G_mc if kind == "G" else K_mc
+        if mc is not None:
+            spectra[f"{kind}_mc"] = eigenvalues(mc, device)
+            nmc = float(np.abs(spectra[f"{kind}_mc"]).max())
+            e["mc_vs_exact"] = relative_spectral_error(mc, ex, nmc, device)
+            e["mc_vs_equiv"] = relative_spectral_error(mc, eq, nmc, device)
+        errs[kind] = KernelErrors(**e)
+    timings["compare"] = time.perf_counter() - t
+    tick(f"n={n}: compare")
+    point = SweepPoint(
+        n=n,
+        p=p,
+        m=config.m,
+        ck=errs["G"],
+        ntk=errs["K"],
+        seconds=time.perf_counter() - t_start,
+        coefficients=coeffs,
+        spectra=spectra,
+        timings=timings,
+        exact_method=exact.method,
+        exact_degree=exact.degree,
+        deq_iterations=tuple(iters),
+    )
+    return point, activation
+
+
+def result_from_runs(
+    config: ValidationConfig, device: str, runs: tuple[SweepPoint, ...]
+) -> ValidationResult:
+    """The slopes and the one verdict (:func:`._verdict.judge`) of measured runs."""
     ns = [r.n for r in runs]
     err_ck = [r.ck.exact_vs_equiv for r in runs]
     err_ntk = [r.ntk.exact_vs_equiv for r in runs]
     return ValidationResult(
         config=config,
         device=device if device == "cpu" else f"{device} ({torch.cuda.get_device_name()})",
-        runs=tuple(runs),
+        runs=runs,
         slope_ck=loglog_slope(ns, err_ck),
         slope_ntk=loglog_slope(ns, err_ntk),
         verdict=judge(ns, err_ck, err_ntk, max_slope=config.max_slope, max_error=config.max_error),
