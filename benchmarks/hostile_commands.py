@@ -126,7 +126,7 @@ def certify_cases(designs: dict[str, str]) -> list[list[str]]:
         [designs["leaky_relu"], "--n", "32,64"],
         [designs["far"], "--n", "32"],
     ]
-    return [["certify", "--enn", r[0], *r[1:]] for r in runs]
+    return [["enn-check", "--enn", r[0], *r[1:]] for r in runs]
 
 
 def make_designs(tmp: Path) -> dict[str, str]:
