@@ -33,6 +33,7 @@ __all__ = [
     "check_directory",
     "check_output",
     "pandas",
+    "read_limited",
     "write_output",
     "write_directory",
 ]
@@ -239,3 +240,26 @@ def pandas(what: str) -> Any:
             "(or use to_dict(float), which needs nothing)."
         ) from None
     return pd
+
+
+def read_limited(path: str, name: str, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the regular file at ``path`` (so a caller sees that it is
+    larger than ``limit``), opened non-blocking and checked with ``fstat`` before any read: a
+    FIFO, a device or a directory is a :class:`FileError` at once instead of a hang.  ``name``
+    is how messages call the file, already made printable (``"the design 'd.json'"``).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise FileError(f"cannot read {name}: {e.strerror}.") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileError(f"cannot read {name}: not a regular file.")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(limit + 1)
+    except OSError as e:
+        if isinstance(e, FileError):
+            raise
+        raise FileError(f"cannot read {name}: {e.strerror}.") from None
+    finally:
+        os.close(fd)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import stat
 import sys
 from typing import Any
 
-from .._errors import FileError, InvalidArgument
+from .._errors import InvalidArgument
+from .._io import read_limited
 from .._untrusted import decimal, integer
 from ._common import add_command, add_json, print_json, require_validate_extra, validate_extra
 
@@ -98,21 +97,7 @@ def _sample_sizes(text: str) -> tuple[int, ...]:
 
 def _read_json(path: str) -> Any:
     """The design file, read without blocking (a FIFO or a device is refused) and checked."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as e:
-        raise FileError(f"cannot read the design {path!r}: {e.strerror}.") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileError(f"cannot read the design {path!r}: not a regular file.")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            blob = fh.read(MAX_DESIGN_BYTES + 1)
-    except OSError as e:
-        if isinstance(e, FileError):
-            raise
-        raise FileError(f"cannot read the design {path!r}: {e.strerror}.") from None
-    finally:
-        os.close(fd)
+    blob = read_limited(path, f"the design {path!r}", MAX_DESIGN_BYTES)
     if len(blob) > MAX_DESIGN_BYTES:
         raise InvalidArgument(
             f"{path!r} is larger than {MAX_DESIGN_BYTES} bytes: not a `deqrmt design --json` output."

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 import tomllib
 from typing import Any
 
 import numpy as np
 
-from .._errors import FileError, SpecError
+from .._errors import SpecError
+from .._io import read_limited
 from .._text import escape_controls
 from ._data import GaussianMixture
 
@@ -192,21 +192,7 @@ def load_mixture(path: str) -> GaussianMixture:
       ...     load_mixture(path).p
       40
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as e:
-        raise FileError(f"cannot read the mixture {printable(path)!r}: {e.strerror}.") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileError(f"cannot read the mixture {printable(path)!r}: not a regular file.")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            blob = fh.read(MAX_BYTES + 1)
-    except OSError as e:
-        if isinstance(e, FileError):
-            raise
-        raise FileError(f"cannot read the mixture {printable(path)!r}: {e.strerror}.") from None
-    finally:
-        os.close(fd)
+    blob = read_limited(path, f"the mixture {printable(path)!r}", MAX_BYTES)
     if len(blob) > MAX_BYTES:
         raise SpecError(
             f"{printable(os.path.basename(path))} is larger than {MAX_BYTES} bytes: not a mixture "
