@@ -154,6 +154,15 @@ def test_at_most_150_digits_nothing_changes() -> None:
     assert check_dps(MAX_DPS_QUADRATURE, get_activation("tanh(1000*x)")) == MAX_DPS_QUADRATURE
 
 
+def test_activation_outside_the_enclosure_rules_keeps_150_digits() -> None:
+    # a cube root is not a holomorphic integrand Arb encloses: the verified quadrature does it
+    act = get_activation("(1+x**2)**(1/3)")
+    cost = precision_cost(act, 200)
+    assert cost.how == "verified" and cost.limit == MAX_DPS_QUADRATURE
+    with pytest.raises(BudgetExceeded, match=r"dps=200 exceeds 150: .* ask for dps=150 or fewer"):
+        check_dps(200, act)
+
+
 def test_verified_path_is_refused_past_its_budget() -> None:
     # certify=False runs the mpmath quadrature (two evaluations), budgeted to 150 digits:
     # at 300 digits it would take minutes; refused before any quadrature

@@ -276,9 +276,9 @@ def check_dps(dps: Any, activation: Activation | None = None) -> int:
     if cost.how == "verified":
         raise BudgetExceeded(
             f"dps={_arguments.show(dps)} exceeds {cost.limit}: the moments of "
-            f"{activation.name} need quadrature outside the Arb enclosure rules "
-            f"({_arguments.show(cost.reason)}), and the verified quadrature is budgeted to "
-            f"{cost.limit} digits (docs/limits.md); ask for dps={cost.limit} or fewer."
+            f"{activation.name} need quadrature outside the Arb enclosure rules, so they are "
+            f"verified by mpmath quadrature, which is budgeted to {cost.limit} digits "
+            f"(docs/limits.md); ask for dps={cost.limit} or fewer."
         )
     raise BudgetExceeded(
         f"dps={_arguments.show(dps)}: certifying {activation.name} by {cost.integrals} Arb "
