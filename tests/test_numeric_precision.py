@@ -170,3 +170,16 @@ def test_verified_path_is_refused_past_its_budget() -> None:
         deq_coefficients("tanh", dps=300, certify=False)
     # closed forms need no quadrature: the verified path reaches 1000 digits there
     assert deq_coefficients("relu", dps=400, certify=False)["alpha_1"].digits == 400
+
+
+def test_cli_refusals_name_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    from deqrmt.cli import main
+
+    rc = main(["coefficients", "tanh", "--dps", "300", "--no-certify"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "BudgetExceeded" in err, err
+    assert "--no-certify" in err and "--dps 150 or fewer" in err and "certify=False" not in err
+    rc = main(["coefficients", "silu", "--dps", "1000"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "BudgetExceeded" in err and "estimated at" in err, err
+    assert "--dps 925 or fewer" in err

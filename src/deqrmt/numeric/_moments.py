@@ -126,8 +126,8 @@ class MomentEvaluator:
                 f"the verified quadrature (certify=False, or an activation outside the Arb "
                 f"enclosure rules) of {self.mset.activation.name} is budgeted to "
                 f"dps={MAX_DPS_QUADRATURE} (it was asked for {int(digits)} digits, guard digits "
-                f"included; docs/limits.md); ask for dps={MAX_DPS_QUADRATURE} "
-                "or fewer, or certify=True (the default) where the activation allows it."
+                f"included; docs/limits.md); ask for dps={MAX_DPS_QUADRATURE} or fewer, or drop "
+                "certify=False where the activation allows a proof."
             )
         phi_pow = max(
             (len(self._weights[n]) - 1 for n in names if self._kind[n] == "phi"), default=-1
