@@ -59,6 +59,7 @@ _NAME = "|".join(sorted(map(re.escape, ARGUMENT_FLAGS), key=len, reverse=True))
 _ASSIGNED = re.compile(rf"(?<![\w-])({_NAME})=")
 _QUOTED = re.compile(rf"`({_NAME})`")
 _NO_CENTER = re.compile(r"(?<![\w-])center=False\b")
+_NO_CERTIFY = re.compile(r"(?<![\w-])certify=False\b")
 
 
 def flag_names(message: str) -> str:
@@ -69,6 +70,7 @@ def flag_names(message: str) -> str:
       'expected 0 < sigma_a2 < 1, got --sigma-a2 2; see `--tau0`'
     """
     message = _NO_CENTER.sub("--no-center", message)
+    message = _NO_CERTIFY.sub("--no-certify", message)
     message = _ASSIGNED.sub(lambda m: ARGUMENT_FLAGS[m.group(1)] + " ", message)
     return _QUOTED.sub(lambda m: f"`{ARGUMENT_FLAGS[m.group(1)]}`", message)
 

@@ -217,6 +217,23 @@ class MomentEncloser:
         self._growth: dict[tuple[str, int, int], Growth] = {}
         self._cache: dict[tuple[int, str, int], dict[tuple[Any, ...], acb]] = {}
 
+    def integrals(self) -> int:
+        """``acb.integral`` calls one evaluation of every open moment makes, weighted by the
+        panels they need: the cost model's unit (:func:`._problem.precision_cost`).
+
+        Two moments share one complex integral, one per smooth piece; a φ steeper than tanh
+        (poles nearer the axis by a factor s, :func:`._quadrature.steepness`) counts s: Arb
+        bisects until each panel's ellipse avoids them.
+        """
+        from ._quadrature import steepness
+
+        groups: dict[bool, int] = {}
+        for o in self.open.values():
+            groups[o.fold] = groups.get(o.fold, 0) + 1
+        pairs = sum((k + 1) // 2 for k in groups.values())
+        steep = steepness([p.expr for p in self.activation.pieces], X)
+        return pairs * len(self.activation.pieces) * max(1, math.ceil(steep - 1e-9))
+
     @property
     def caches(self) -> bool:
         """True when integrand values are cached per precision (then keep one precision)."""

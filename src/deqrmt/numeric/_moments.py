@@ -16,13 +16,20 @@ from typing import Any
 import sympy as sp
 
 from .._arguments import show
-from .._errors import ActivationError, InvalidArgument, PrecisionLoss
+from .._errors import ActivationError, BudgetExceeded, InvalidArgument, PrecisionLoss
 from ..internal import MOMENTS
 from ..symbolic import TAU, XI, Activation, MomentSet, X, moment_set
 from ._printer import compile_function
+from ._problem import MAX_DPS_QUADRATURE
 from ._quadrature import panels, pole_distance
 
-__all__ = ["MomentEvaluator", "evaluator_for"]
+__all__ = ["MomentEvaluator", "evaluator_for", "MAX_DIGITS_VERIFIED"]
+
+#: The most digits the mpmath quadrature is run to: the verified path's cap
+#: (:data:`._problem.MAX_DPS_QUADRATURE`) and its check run's 20 guard digits, and a margin.
+#: Beyond it Gauss–Legendre panels outgrow their node ladder and the time budget (tanh at 500
+#: digits: ~4 min for 423 digits); the certified path (``acb.integral``) goes further.
+MAX_DIGITS_VERIFIED = MAX_DPS_QUADRATURE + 30
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +121,14 @@ class MomentEvaluator:
         """One pass over the nodes: power sums Σ w ξ^k φ, Σ w ξ^k φ², Σ w φ'², then Hermite."""
         if digits is None:
             digits = ctx.dps
+        if digits > MAX_DIGITS_VERIFIED:
+            raise BudgetExceeded(
+                f"the verified quadrature (certify=False, or an activation outside the Arb "
+                f"enclosure rules) of {self.mset.activation.name} is budgeted to "
+                f"dps={MAX_DPS_QUADRATURE} (it was asked for {int(digits)} digits, guard digits "
+                f"included; docs/limits.md); ask for dps={MAX_DPS_QUADRATURE} or fewer, or drop "
+                "certify=False where the activation allows a proof."
+            )
         phi_pow = max(
             (len(self._weights[n]) - 1 for n in names if self._kind[n] == "phi"), default=-1
         )

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-__all__ = ["gauss_legendre", "panels", "Panel", "pole_distance"]
+__all__ = ["gauss_legendre", "panels", "Panel", "pole_distance", "steepness"]
 
 #: tanh's nearest poles (±iπ/2): the singularity distance of a function of unit steepness
 _POLE_DISTANCE = math.pi / 2
@@ -86,6 +86,15 @@ def pole_distance(exprs: Sequence[sp.Expr], x: sp.Symbol) -> float:
     s = max((_scale(e, x) for e in exprs), default=1.0)
     d = _POLE_DISTANCE / min(max(1.0, s), MAX_STEEPNESS)
     return max(min([d, *(_polynomial_poles(e, x) for e in exprs)]), _POLE_DISTANCE / MAX_STEEPNESS)
+
+
+def steepness(exprs: Sequence[sp.Expr], x: sp.Symbol) -> float:
+    """How much nearer the real axis than tanh's (±iπ/2) the pieces ``exprs``' nearest complex
+    singularity is, at least 1: :func:`pole_distance` without its :data:`MAX_STEEPNESS` clamp
+    (the certified path's cost model counts the panels ``acb.integral`` will bisect into)."""
+    s = max((_scale(e, x) for e in exprs), default=1.0)
+    poles = min((_polynomial_poles(e, x) for e in exprs), default=math.inf)
+    return max(1.0, s, _POLE_DISTANCE / poles if poles > 0 else math.inf)
 
 
 @functools.lru_cache(maxsize=256)
