@@ -58,6 +58,121 @@ def _cubic(c, t):
     return c[0] + t * (c[1] + t * (c[2] + t * c[3]))
 
 
+class _Scan:
+    """The state of one :func:`scan`: the evaluations spent, the roots found, and whether the
+    range was covered.  Nodes are ``(q, h(q), h'(q))`` in floats."""
+
+    def __init__(self, h, max_evals):
+        self.h = h
+        self.max_evals = max_evals
+        self.evals = 0
+        self.roots = []
+        self.complete = True
+
+    def node(self, q):
+        """The node at q; ``OverflowError`` where h or h' is not finite."""
+        self.evals += 1
+        v, d = self.h(q)
+        v, d = float(v), float(d)
+        if not (math.isfinite(v) and math.isfinite(d)):
+            raise OverflowError(f"F is not finite at q = {q:.6g}")
+        return (q, v, d)
+
+    def examine(self, left, right, depth):
+        """A cell between two nodes: a root where h changes sign (split first where the cubic
+        model turns inside, since a crossing may be three); split where the model dips to 0."""
+        (a, ha, da), (b, hb, db) = left, right
+        if ha == 0:
+            self.roots.append((a, a, 0 if da == 0 else (-1 if da < 0 else 1)))
+            return
+        if (ha > 0) != (hb > 0):
+            if hb == 0:
+                self.roots.append((a, b, -1 if ha > 0 else 1))
+                return
+            # one crossing, or three: a cubic model that turns inside the cell may hide the
+            # extra pair, so split at its turning points and look again
+            c = _hermite(a, b, ha, da, hb, db)
+            ts = _extrema(c)
+            if ts:
+                self.split(left, right, [a + t * (b - a) for t in ts], depth)
+            else:
+                self.roots.append((a, b, -1 if ha > 0 else 1))
+            return
+        c = _hermite(a, b, ha, da, hb, db)
+        near = [
+            t
+            for t in _extrema(c)
+            if (_cubic(c, t) > 0) != (ha > 0) or abs(_cubic(c, t)) < 0.5 * min(abs(ha), abs(hb))
+        ]
+        if near:
+            self.split(left, right, [a + t * (b - a) for t in near], depth)
+
+    def validated(self, left, right, depth):
+        """A grid cell whose ends agree in sign is checked at its midpoint first: where the
+        cubic model misses the midpoint by a quarter of the smaller end value, a quartic or
+        higher feature (a root pair the cubic cannot show) may hide, so halve and look again."""
+        (a, ha, da), (b, hb, db) = left, right
+        if (ha > 0) != (hb > 0) or depth >= 8:
+            self.examine(left, right, depth)
+            return
+        mid = self.node((a + b) / 2)
+        pred = _cubic(_hermite(a, b, ha, da, hb, db), 0.5)
+        if (mid[1] > 0) != (ha > 0) or abs(mid[1] - pred) > 0.25 * min(abs(ha), abs(hb)):
+            self.validated(left, mid, depth + 1)
+            self.validated(mid, right, depth + 1)
+        else:
+            self.examine(left, mid, depth)
+            self.examine(mid, right, depth)
+
+    def split(self, left, right, points, depth):
+        """The cell split at ``points``, each part examined; a cell too narrow (or out of
+        evaluations) gives its sign change, or a double root where h is ~0, as it is."""
+        a, b = left[0], right[0]
+        width = b - a
+        # keep split points off the ends, so every cell shrinks by a fixed fraction
+        points = sorted({min(max(p, a + 0.05 * width), b - 0.05 * width) for p in points})
+        if width <= 1e-13 * abs(b) or self.evals + len(points) > self.max_evals:
+            if (left[1] > 0) != (right[1] > 0):
+                self.roots.append((a, b, -1 if left[1] > 0 else 1))
+                return
+            (q, v, _) = min((left, right), key=lambda n: abs(n[1]))
+            if abs(v) <= 1e-9 * abs(q):
+                self.roots.append((q, q, 0))  # a double root, to the scan's resolution
+            else:
+                self.complete = self.complete and width <= 1e-13 * abs(b)
+            return
+        nodes = [left, *(self.node(p) for p in points), right]
+        for i in range(len(nodes) - 1):
+            self.examine(nodes[i], nodes[i + 1], depth + 1)
+
+    def walk(self, q0, end, ratio, decades):
+        """The geometric grid from q0 to ``end``, each cell validated; once τ*'s root is
+        found, the end comes in to 10^decades times it.  Stops (incomplete) when the
+        evaluations run out or h fails."""
+        node = self.node(q0)
+        if node[1] < 0:
+            # h(q0) = σ_a² Var[φ] ≥ 0 exactly; below 0 only by float round-off, when φ is ~0 at
+            # the scale √q0: the root is q0 to float precision (refine() brackets it exactly)
+            self.roots.append((q0, q0, -1 if node[2] < 0 else 0))
+        while node[0] < end:
+            if self.evals >= self.max_evals:
+                self.complete = False
+                break
+            try:
+                nxt = self.node(node[0] * ratio)
+            except (OverflowError, ValueError, ZeroDivisionError, ArithmeticError):
+                self.complete = False
+                break
+            try:
+                self.validated(node, nxt, 0)
+            except (OverflowError, ValueError, ZeroDivisionError, ArithmeticError):
+                self.complete = False
+                break
+            node = nxt
+            if self.roots and end > self.roots[0][1] * 10**decades:
+                end = max(self.roots[0][1], q0) * 10**decades
+
+
 def scan(
     h,
     q0,
@@ -79,106 +194,10 @@ def scan(
     fixed point the DEQ's own iteration reaches from z = 0.  ``complete`` is False when the
     evaluation budget ran out or h overflowed before the end of the range.
     """
-    evals = [0]
-    roots = []
-
-    def f(q):
-        evals[0] += 1
-        v, d = h(q)
-        v, d = float(v), float(d)
-        if not (math.isfinite(v) and math.isfinite(d)):
-            raise OverflowError(f"F is not finite at q = {q:.6g}")
-        return (q, v, d)
-
-    def examine(left, right, depth):
-        (a, ha, da), (b, hb, db) = left, right
-        if ha == 0:
-            roots.append((a, a, 0 if da == 0 else (-1 if da < 0 else 1)))
-            return
-        if (ha > 0) != (hb > 0):
-            if hb == 0:
-                roots.append((a, b, -1 if ha > 0 else 1))
-                return
-            # one crossing, or three: a cubic model that turns inside the cell may hide the
-            # extra pair, so split at its turning points and look again
-            c = _hermite(a, b, ha, da, hb, db)
-            ts = _extrema(c)
-            if ts:
-                split(left, right, [a + t * (b - a) for t in ts], depth)
-            else:
-                roots.append((a, b, -1 if ha > 0 else 1))
-            return
-        c = _hermite(a, b, ha, da, hb, db)
-        near = [
-            t
-            for t in _extrema(c)
-            if (_cubic(c, t) > 0) != (ha > 0) or abs(_cubic(c, t)) < 0.5 * min(abs(ha), abs(hb))
-        ]
-        if near:
-            split(left, right, [a + t * (b - a) for t in near], depth)
-
-    def validated(left, right, depth):
-        """A grid cell whose ends agree in sign is checked at its midpoint first: where the
-        cubic model misses the midpoint by a quarter of the smaller end value, a quartic or
-        higher feature (a root pair the cubic cannot show) may hide, so halve and look again."""
-        (a, ha, da), (b, hb, db) = left, right
-        if (ha > 0) != (hb > 0) or depth >= 8:
-            examine(left, right, depth)
-            return
-        mid = f((a + b) / 2)
-        pred = _cubic(_hermite(a, b, ha, da, hb, db), 0.5)
-        if (mid[1] > 0) != (ha > 0) or abs(mid[1] - pred) > 0.25 * min(abs(ha), abs(hb)):
-            validated(left, mid, depth + 1)
-            validated(mid, right, depth + 1)
-        else:
-            examine(left, mid, depth)
-            examine(mid, right, depth)
-
-    def split(left, right, points, depth):
-        a, b = left[0], right[0]
-        width = b - a
-        # keep split points off the ends, so every cell shrinks by a fixed fraction
-        points = sorted({min(max(p, a + 0.05 * width), b - 0.05 * width) for p in points})
-        if width <= 1e-13 * abs(b) or evals[0] + len(points) > max_evals:
-            if (left[1] > 0) != (right[1] > 0):
-                roots.append((a, b, -1 if left[1] > 0 else 1))
-                return
-            (q, v, _) = min((left, right), key=lambda n: abs(n[1]))
-            if abs(v) <= 1e-9 * abs(q):
-                roots.append((q, q, 0))  # a double root, to the scan's resolution
-            else:
-                complete[0] = complete[0] and width <= 1e-13 * abs(b)
-            return
-        nodes = [left, *(f(p) for p in points), right]
-        for i in range(len(nodes) - 1):
-            examine(nodes[i], nodes[i + 1], depth + 1)
-
-    complete = [True]
-    end = q0 * cap if limit is None else min(q0 * cap, limit)
-    node = f(q0)
-    if node[1] < 0:
-        # h(q0) = σ_a² Var[φ] ≥ 0 exactly; below 0 only by float round-off, when φ is ~0 at
-        # the scale √q0: the root is q0 to float precision (refine() brackets it exactly)
-        roots.append((q0, q0, -1 if node[2] < 0 else 0))
-    while node[0] < end:
-        if evals[0] >= max_evals:
-            complete[0] = False
-            break
-        try:
-            nxt = f(node[0] * ratio)
-        except (OverflowError, ValueError, ZeroDivisionError, ArithmeticError):
-            complete[0] = False
-            break
-        try:
-            validated(node, nxt, 0)
-        except (OverflowError, ValueError, ZeroDivisionError, ArithmeticError):
-            complete[0] = False
-            break
-        node = nxt
-        if roots and end > roots[0][1] * 10**decades:
-            end = max(roots[0][1], q0) * 10**decades
-    roots.sort(key=lambda r: r[0])
-    return roots, complete[0]
+    state = _Scan(h, max_evals)
+    state.walk(q0, q0 * cap if limit is None else min(q0 * cap, limit), ratio, decades)
+    state.roots.sort(key=lambda r: r[0])
+    return state.roots, state.complete
 
 
 def polish(h, a, b, tol, *, ha=None, hb=None):
