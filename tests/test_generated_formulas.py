@@ -47,6 +47,7 @@ def test_every_trainable_set_the_engine_accepts_is_generated() -> None:
     assert {parse_trainable(s) for s in subsets} == set(TRAINABLE_SUBSETS)
 
 
+@pytest.mark.slow  # a fresh process derives every entry again (~15 s of SymPy)
 def test_the_text_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
     """Same bytes from a fresh process with another string-hash seed and an empty cache (set
     iteration order and the disk cache cannot change the printed module)."""
