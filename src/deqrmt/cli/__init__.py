@@ -90,10 +90,11 @@ EXIT_CODES = {
 _EPILOG = "exit codes: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()) + "."
 
 
-def _modules() -> dict[str, ModuleType]:
+def _modules(only: str | None = None) -> dict[str, ModuleType]:
     import importlib
 
-    return {name: importlib.import_module(_module_name(name)) for name in COMMANDS}
+    names = COMMANDS if only is None else (only,)
+    return {name: importlib.import_module(_module_name(name)) for name in names}
 
 
 def _module_name(command: str) -> str:
@@ -101,8 +102,12 @@ def _module_name(command: str) -> str:
     return f"{__name__}.{command.replace('-', '_')}"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``deqrmt`` argument parser (imports no SymPy, mpmath or torch)."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``deqrmt`` argument parser (imports no SymPy, mpmath or torch).
+
+    ``only``: register that command alone (a run of one known command imports no other
+    command's module; its parser, help and errors are the same as in the full parser's).
+    """
     from .._version import __version__
     from ._common import HelpFormatter, Parser
 
@@ -117,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"deqrmt {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in _modules().values():
+    for module in _modules(only).values():
         module.register(sub)
     return parser
 
@@ -153,7 +158,8 @@ def _dispatch(argv: list[str]) -> int:
             f"use `deqrmt {DEPRECATED[argv[0]]}`"
         )
     try:
-        args = build_parser().parse_args(argv)
+        only = argv[0] if argv[0] in COMMANDS else None  # else: --help, --version, an alias
+        args = build_parser(only).parse_args(argv)
     except SystemExit as e:  # --help, --version, or a usage error already printed
         return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
     module = importlib.import_module(_module_name(DEPRECATED.get(args.command, args.command)))

@@ -1,59 +1,101 @@
 """Evaluation of what :mod:`deqrmt.symbolic` derives: mpmath at any precision, numpy float64.
 
-Never imports torch.
+Never imports torch.  The names below load on first use (PEP 562): importing one module of the
+package (``deqrmt coefficients`` needs the DEQ's) does not import the others (the implicit bias,
+design, spectra, codegen …); ``tests/test_cold_start.py`` keeps that so.
 """
 
-from ._bias import BiasLimit as BiasLimit
-from ._bias import minimum_norm_interpolant as minimum_norm_interpolant
-from ._bias import predicted_limit as predicted_limit
-from ._codegen import generate_module as generate_module
-from ._contexts import NUMPY as NUMPY
-from ._curvature import CurvatureBound as CurvatureBound
-from ._curvature import curvature_bound as curvature_bound
-from ._deq import deq_coefficients as deq_coefficients
-from ._deq_records import DEQ_KEYS as DEQ_KEYS
-from ._deq_records import MOMENT_KEYS as MOMENT_KEYS
-from ._deq_records import DEQCoefficients as DEQCoefficients
-from ._design import Design as Design
-from ._design import design_enn as design_enn
-from ._enclose import enclose_moments as enclose_moments
-from ._enclosure_text import interval_text as interval_text
-from ._enclosure_text import proven_text as proven_text
-from ._equivalent import equivalent_kernel as equivalent_kernel
-from ._equivalent import equivalent_kernels as equivalent_kernels
-from ._explicit import LAYER_KEYS as LAYER_KEYS
-from ._explicit import ExplicitCoefficients as ExplicitCoefficients
-from ._explicit import explicit_coefficients as explicit_coefficients
-from ._fixed_point import FixedPoint as FixedPoint
-from ._fixed_point import FixedPointScan as FixedPointScan
-from ._fixed_point import scan_fixed_points as scan_fixed_points
-from ._fixed_point import solve_tau as solve_tau
-from ._growth import NotEnclosable as NotEnclosable
-from ._kolmogorov import Kolmogorov as Kolmogorov
-from ._kolmogorov import kolmogorov_distance as kolmogorov_distance
-from ._lipschitz import LipschitzBound as LipschitzBound
-from ._lipschitz import lipschitz_bound as lipschitz_bound
-from ._mehler import dual_series as dual_series
-from ._moments import MomentEvaluator as MomentEvaluator
-from ._moments import evaluator_for as evaluator_for
-from ._printer import compile_function as compile_function
-from ._printer import function_source as function_source
-from ._problem import DEQProblem as DEQProblem
-from ._problem import ProblemFields as ProblemFields
-from ._problem import exact_number as exact_number
-from ._sensitivity import DEQSensitivities as DEQSensitivities
-from ._sensitivity import sensitivities as sensitivities
-from ._shifted import SteinComparison as SteinComparison
-from ._shifted import stein_comparison as stein_comparison
-from ._spectrum import Alignment as Alignment
-from ._spectrum import SpectralLaw as SpectralLaw
-from ._spectrum import mixture_spectrum as mixture_spectrum
-from ._spectrum import sphere_spectrum as sphere_spectrum
-from ._sphere import sphere_coefficients as sphere_coefficients
-from ._sphere_records import SPHERE_KEYS as SPHERE_KEYS
-from ._sphere_records import SphereCoefficients as SphereCoefficients
-from ._sweep import deq_coefficients_sweep as deq_coefficients_sweep
-from ._verify import Verified as Verified
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._bias import BiasLimit as BiasLimit
+    from ._bias import minimum_norm_interpolant as minimum_norm_interpolant
+    from ._bias import predicted_limit as predicted_limit
+    from ._codegen import generate_module as generate_module
+    from ._contexts import NUMPY as NUMPY
+    from ._curvature import CurvatureBound as CurvatureBound
+    from ._curvature import curvature_bound as curvature_bound
+    from ._deq import deq_coefficients as deq_coefficients
+    from ._deq_records import DEQ_KEYS as DEQ_KEYS
+    from ._deq_records import MOMENT_KEYS as MOMENT_KEYS
+    from ._deq_records import DEQCoefficients as DEQCoefficients
+    from ._design import Design as Design
+    from ._design import design_enn as design_enn
+    from ._enclose import enclose_moments as enclose_moments
+    from ._enclosure_text import interval_text as interval_text
+    from ._enclosure_text import proven_text as proven_text
+    from ._equivalent import equivalent_kernel as equivalent_kernel
+    from ._equivalent import equivalent_kernels as equivalent_kernels
+    from ._explicit import LAYER_KEYS as LAYER_KEYS
+    from ._explicit import ExplicitCoefficients as ExplicitCoefficients
+    from ._explicit import explicit_coefficients as explicit_coefficients
+    from ._fixed_point import FixedPoint as FixedPoint
+    from ._fixed_point import FixedPointScan as FixedPointScan
+    from ._fixed_point import scan_fixed_points as scan_fixed_points
+    from ._fixed_point import solve_tau as solve_tau
+    from ._growth import NotEnclosable as NotEnclosable
+    from ._kolmogorov import Kolmogorov as Kolmogorov
+    from ._kolmogorov import kolmogorov_distance as kolmogorov_distance
+    from ._lipschitz import LipschitzBound as LipschitzBound
+    from ._lipschitz import lipschitz_bound as lipschitz_bound
+    from ._mehler import dual_series as dual_series
+    from ._moments import MomentEvaluator as MomentEvaluator
+    from ._moments import evaluator_for as evaluator_for
+    from ._printer import compile_function as compile_function
+    from ._printer import function_source as function_source
+    from ._problem import DEQProblem as DEQProblem
+    from ._problem import ProblemFields as ProblemFields
+    from ._problem import exact_number as exact_number
+    from ._sensitivity import DEQSensitivities as DEQSensitivities
+    from ._sensitivity import sensitivities as sensitivities
+    from ._shifted import SteinComparison as SteinComparison
+    from ._shifted import stein_comparison as stein_comparison
+    from ._spectrum import Alignment as Alignment
+    from ._spectrum import SpectralLaw as SpectralLaw
+    from ._spectrum import mixture_spectrum as mixture_spectrum
+    from ._spectrum import sphere_spectrum as sphere_spectrum
+    from ._sphere import sphere_coefficients as sphere_coefficients
+    from ._sphere_records import SPHERE_KEYS as SPHERE_KEYS
+    from ._sphere_records import SphereCoefficients as SphereCoefficients
+    from ._sweep import deq_coefficients_sweep as deq_coefficients_sweep
+    from ._verify import Verified as Verified
+
+#: exported name → the module of this package that defines it
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("BiasLimit", "minimum_norm_interpolant", "predicted_limit"), "._bias"),
+    "generate_module": "._codegen",
+    "NUMPY": "._contexts",
+    **dict.fromkeys(("CurvatureBound", "curvature_bound"), "._curvature"),
+    "deq_coefficients": "._deq",
+    **dict.fromkeys(("DEQ_KEYS", "MOMENT_KEYS", "DEQCoefficients"), "._deq_records"),
+    **dict.fromkeys(("Design", "design_enn"), "._design"),
+    "enclose_moments": "._enclose",
+    **dict.fromkeys(("interval_text", "proven_text"), "._enclosure_text"),
+    **dict.fromkeys(("equivalent_kernel", "equivalent_kernels"), "._equivalent"),
+    **dict.fromkeys(("LAYER_KEYS", "ExplicitCoefficients", "explicit_coefficients"), "._explicit"),
+    **dict.fromkeys(
+        ("FixedPoint", "FixedPointScan", "scan_fixed_points", "solve_tau"), "._fixed_point"
+    ),
+    "NotEnclosable": "._growth",
+    **dict.fromkeys(("Kolmogorov", "kolmogorov_distance"), "._kolmogorov"),
+    **dict.fromkeys(("LipschitzBound", "lipschitz_bound"), "._lipschitz"),
+    "dual_series": "._mehler",
+    **dict.fromkeys(("MomentEvaluator", "evaluator_for"), "._moments"),
+    **dict.fromkeys(("compile_function", "function_source"), "._printer"),
+    **dict.fromkeys(("DEQProblem", "ProblemFields", "exact_number"), "._problem"),
+    **dict.fromkeys(("DEQSensitivities", "sensitivities"), "._sensitivity"),
+    **dict.fromkeys(("SteinComparison", "stein_comparison"), "._shifted"),
+    **dict.fromkeys(
+        ("Alignment", "SpectralLaw", "mixture_spectrum", "sphere_spectrum"), "._spectrum"
+    ),
+    "sphere_coefficients": "._sphere",
+    **dict.fromkeys(("SPHERE_KEYS", "SphereCoefficients"), "._sphere_records"),
+    "deq_coefficients_sweep": "._sweep",
+    "Verified": "._verify",
+}
 
 #: The package's export table: what other packages (and users) import from it.
 __all__ = [
@@ -109,3 +151,16 @@ __all__ = [
     "SteinComparison",
     "Verified",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

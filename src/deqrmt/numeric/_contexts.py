@@ -74,7 +74,7 @@ class NumpyContext:
     mpf = staticmethod(float)
     pi = math.pi
     e = math.e
-    euler = float(mpmath.euler)
+    euler: float = float(mpmath.euler)
     inf = math.inf
     zero = 0.0
     one = 1.0
@@ -93,7 +93,7 @@ class NumpyContext:
     asin = staticmethod(np.arcsin)
     acos = staticmethod(np.arccos)
     atan = staticmethod(np.arctan)
-    atan2 = staticmethod(np.arctan2)
+    atan2: Any = staticmethod(np.arctan2)
     asinh = staticmethod(np.arcsinh)
     acosh = staticmethod(np.arccosh)
     atanh = staticmethod(np.arctanh)
@@ -154,7 +154,7 @@ class NumpyContext:
 
 
 #: The numpy context (stateless: one instance serves every caller).
-NUMPY = NumpyContext()
+NUMPY: NumpyContext = NumpyContext()
 
 
 def activation_expressions(act: Activation) -> tuple[sp.Expr, sp.Expr]:

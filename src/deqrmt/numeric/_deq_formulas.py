@@ -8,7 +8,8 @@
 * :func:`layer_formulas`: one layer of the explicit network's recursion
   (:func:`deqrmt.symbolic.derive_layer`, Theorem 3).
 
-All are context-generic (:mod:`._formulas`): the verified path runs them on mpmath contexts,
+Each is printed once by SymPy into :mod:`._generated_formulas` (:mod:`._formula_table`), so a
+cold process takes it from there.  All are context-generic (:mod:`._formulas`): the verified path runs them on mpmath contexts,
 the certified path on Arb balls, the float sweep on ``mpmath.fp``.
 """
 
@@ -16,15 +17,12 @@ from __future__ import annotations
 
 import functools
 
-import sympy as sp
-
-from ..symbolic import SIGMA_A2, SIGMA_B2, TAU0, derive_deq, derive_fixed_point, derive_layer
 from ._deq_records import DEQ_KEYS, NTK_KEYS
-from ._formulas import Formulas, compile_formulas
+from ._formula_table import deq_key, formula_set, map_key
+from ._formulas import Formulas
 
 __all__ = [
     "FORMULA_KEYS",
-    "FORMULA_SYMBOLS",
     "deq_formulas",
     "formula_keys",
     "layer_formulas",
@@ -33,8 +31,6 @@ __all__ = [
 
 #: what the compiled DEQ formulas return, in order (τ* comes from the solve, c from centering)
 FORMULA_KEYS = DEQ_KEYS[1:-1]
-#: the setting's symbols in the compiled functions, for introspection and tests
-FORMULA_SYMBOLS = (SIGMA_A2, SIGMA_B2, TAU0)
 
 
 def formula_keys(ntk: bool) -> tuple[str, ...]:
@@ -42,41 +38,31 @@ def formula_keys(ntk: bool) -> tuple[str, ...]:
     return tuple(k for k in FORMULA_KEYS if ntk or k not in NTK_KEYS)
 
 
-@functools.lru_cache(maxsize=8)
+def _formulas(key: str) -> Formulas:
+    entry = formula_set(key)
+    return Formulas(entry.function, entry.args)
+
+
+@functools.lru_cache(maxsize=16)
 def deq_formulas(trainable: tuple[str, ...] = ("a", "A"), ntk: bool = True) -> Formulas:
     """The derived coefficient formulas: all of :data:`FORMULA_KEYS`, or the CK's only
-    (``ntk=False``: σ_a² E[φ'²] ≥ 1, where the NTK does not exist)."""
-    f = derive_deq(trainable=trainable)
-    exprs = {k: e for k, e in f.as_dict().items() if ntk or k not in NTK_KEYS}
-    return compile_formulas(
-        "deq_coefficients",
-        list(exprs.values()),
-        f.m.names(),
-        doc="Derived DEQ CK/NTK coefficients.",
-    )
+    (``ntk=False``: σ_a² E[φ'²] ≥ 1, where the NTK does not exist).
+
+    From :mod:`._generated_formulas` (printed once from :func:`deqrmt.symbolic.derive_deq`), so
+    a cold process neither imports SymPy for them nor derives them again."""
+    return _formulas(deq_key(tuple(trainable), ntk))
 
 
 @functools.lru_cache(maxsize=4)
 def map_formulas(center: bool) -> tuple[Formulas, Formulas]:
-    """F(q) and F'(q) of :func:`derive_fixed_point`, compiled apart."""
-    fpm = derive_fixed_point(center=center)
-    names = fpm.m.names()
+    """F(q) and F'(q) of :func:`deqrmt.symbolic.derive_fixed_point`, compiled apart."""
     return (
-        compile_formulas(
-            "variance_map_F", [fpm.F], names, doc="Derived variance_map_F, for certification."
-        ),
-        compile_formulas(
-            "variance_map_dF", [fpm.dF], names, doc="Derived variance_map_dF, for certification."
-        ),
+        _formulas(map_key("variance_map_F", center)),
+        _formulas(map_key("variance_map_dF", center)),
     )
 
 
 @functools.lru_cache(maxsize=2)
 def layer_formulas() -> Formulas:
     """τ̃_l, α̃_{l,1..4}, β̃_{l,1..3}, κ̃_l from layer l − 1's values (``<key>_prev``)."""
-    f = derive_layer()
-    exprs = [sp.sqrt(f.tau_sq), *f.alpha, *f.beta, sp.sqrt(f.kappa_sq)]
-    names = {**f.m.names(), **{v: k + "_prev" for k, v in f.prev.items()}}
-    return compile_formulas(
-        "layer_coefficients", exprs, names, doc="Derived explicit-layer recursion."
-    )
+    return _formulas("layer")

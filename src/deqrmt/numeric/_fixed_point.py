@@ -19,11 +19,10 @@ import mpmath
 from flint import arb
 
 from .._errors import ActivationError, ContractionError, NoConvergence
-from ..symbolic import SIGMA_A2, SIGMA_B2, TAU0, derive_fixed_point
 from ._arb import to_arb, workprec
 from ._enclose import linear_envelope
+from ._formula_table import ENGINE_MOMENTS, formula_set, map_key
 from ._moments import MomentValue, evaluator_for
-from ._printer import compile_function
 from ._problem import DEQProblem, check_problem
 from ._roots import SCAN_DECADES, scan
 from ._roots import refine as _refine
@@ -81,28 +80,13 @@ class FixedPointScan:
         return self.roots[1:]
 
 
-#: the moments the engine evaluates (deqrmt.symbolic._expectation.MOMENTS), by symbol name
-ENGINE_MOMENTS = ("phi", "d1", "d2", "sq", "sq2", "dsq")
-_PARAMS = {SIGMA_A2: "sigma_a2", SIGMA_B2: "sigma_b2", TAU0: "tau_0"}
-
-
-def _compile(name: str, exprs: list[Any], names: dict[Any, str]) -> tuple[Any, list[str]]:
-    args = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
-    fn = compile_function(name, args, exprs, doc=f"Derived by derive_fixed_point: {name}.")
-    return fn, [names[a] for a in args]
-
-
 @functools.lru_cache(maxsize=4)
 def _compiled(center: bool) -> tuple[Any, list[str], Any, list[str], list[str]]:
-    """F, F', c (one function) and the centered moments (another), compiled once."""
-    fpm = derive_fixed_point(center=center)
-    names = {**fpm.m.names(), **_PARAMS}
-    map_fn, map_args = _compile("variance_map", [fpm.F, fpm.dF, fpm.center], names)
-    targets = [s for s in fpm.centered if names[s] in ENGINE_MOMENTS]
-    cen_fn, cen_args = _compile(
-        "centered_moments", [fpm.center, *(fpm.centered[t] for t in targets)], names
-    )
-    return map_fn, map_args, cen_fn, cen_args, [names[t] for t in targets]
+    """F, F', c (one function) and the centered moments (another), derived by
+    :func:`derive_fixed_point` and printed once into the generated module (:mod:`._formula_table`)."""
+    vmap = formula_set(map_key("variance_map", center))
+    cen = formula_set(map_key("centered_moments", center))
+    return vmap.function, list(vmap.args), cen.function, list(cen.args), list(cen.outputs[1:])
 
 
 class VarianceMap:

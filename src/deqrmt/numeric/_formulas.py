@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
-import sympy as sp
+from typing import TYPE_CHECKING, Any
 
 from .._errors import DerivationError
-from ._printer import compile_function
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 __all__ = ["Formulas", "compile_formulas"]
 
@@ -62,6 +62,8 @@ def compile_formulas(
         raise DerivationError(
             f"{name}: the formulas use {sorted(map(str, missing))}, which are not arguments"
         )
+    from ._printer import compile_function  # SymPy: only when something is compiled
+
     names = names or {}
     fn = compile_function(name, order, exprs, doc=doc)
     return Formulas(fn, tuple(names.get(a, str(a)) for a in order))

@@ -16,7 +16,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import sympy as sp
 
 __all__ = ["gauss_legendre", "panels", "Panel", "pole_distance", "steepness"]
@@ -66,6 +65,8 @@ def _polynomial_poles(e: sp.Expr, x: sp.Symbol) -> float:
         coeffs = sp.Poly(base, x).all_coeffs()
         if not all(c.is_number for c in coeffs):
             continue
+        import numpy as np  # here only: a cold `deqrmt coefficients` does not import numpy
+
         for r in np.roots([complex(c) for c in coeffs]):
             if abs(r.imag) > 1e-12 * max(1.0, abs(r)):
                 out = min(out, abs(float(r.imag)))
@@ -133,6 +134,8 @@ def _gl_mp(n: int, prec: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
 
 @functools.lru_cache(maxsize=64)
 def _gl_float_cached(n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    import numpy as np  # here only: a cold `deqrmt coefficients` does not import numpy
+
     x, w = np.polynomial.legendre.leggauss(n)
     return tuple(float(v) for v in x), tuple(float(v) for v in w)
 

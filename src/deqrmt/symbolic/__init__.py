@@ -1,9 +1,14 @@
 """SymPy layer: activations, Gaussian expectations with weak derivatives, derived formulas.
 
-Never imports :mod:`deqrmt.numeric` or torch.
+Never imports :mod:`deqrmt.numeric` or torch.  Activations and the parser load with the
+package; the other names load on first use (PEP 562), so ``deqrmt coefficients`` does not
+import the implicit bias, the sphere setting or the families (``tests/test_cold_start.py``).
 """
 
-from typing import Any
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._activation import LIBRARY as LIBRARY
 from ._activation import Activation as Activation
@@ -11,41 +16,83 @@ from ._activation import Piece as Piece
 from ._activation import X as X
 from ._activation import activation_names as activation_names
 from ._activation import library_activation as library_activation
-from ._bias import BETA0 as BETA0
-from ._bias import BiasDerivation as BiasDerivation
-from ._bias import bias_latex as bias_latex
-from ._bias import derive_bias as derive_bias
-from ._expectation import TAU as TAU
-from ._expectation import XI as XI
-from ._expectation import Expectation as Expectation
-from ._expectation import MomentSet as MomentSet
-from ._expectation import gaussian_expectation as gaussian_expectation
-from ._expectation import moment_set as moment_set
-from ._family import Family as Family
-from ._family import get_family as get_family
 from ._parser import parse_activation as parse_activation
 from ._parser import parse_expression as parse_expression
-from ._recursion import SIGMA_A2 as SIGMA_A2
-from ._recursion import SIGMA_B2 as SIGMA_B2
-from ._recursion import TAU0 as TAU0
-from ._recursion import DEQFormulas as DEQFormulas
-from ._recursion import FixedPointMap as FixedPointMap
-from ._recursion import LayerFormulas as LayerFormulas
-from ._recursion import MomentSymbols as MomentSymbols
-from ._recursion import derive_deq as derive_deq
-from ._recursion import derive_fixed_point as derive_fixed_point
-from ._recursion import derive_layer as derive_layer
-from ._sensitivity import SENSITIVITY_PARAMETERS as SENSITIVITY_PARAMETERS
-from ._sensitivity import DEQSensitivity as DEQSensitivity
-from ._sensitivity import derive_sensitivity as derive_sensitivity
-from ._specialize import TAU_STAR as TAU_STAR
-from ._specialize import coefficient_expression as coefficient_expression
-from ._sphere import ExplicitSphereFormulas as ExplicitSphereFormulas
-from ._sphere import QuadraticFormulas as QuadraticFormulas
-from ._sphere import SphereFormulas as SphereFormulas
-from ._sphere import derive_explicit_sphere as derive_explicit_sphere
-from ._sphere import derive_quadratic as derive_quadratic
-from ._sphere import derive_sphere as derive_sphere
+
+if TYPE_CHECKING:
+    from ._bias import BETA0 as BETA0
+    from ._bias import BiasDerivation as BiasDerivation
+    from ._bias import bias_latex as bias_latex
+    from ._bias import derive_bias as derive_bias
+    from ._expectation import TAU as TAU
+    from ._expectation import XI as XI
+    from ._expectation import Expectation as Expectation
+    from ._expectation import MomentSet as MomentSet
+    from ._expectation import gaussian_expectation as gaussian_expectation
+    from ._expectation import moment_set as moment_set
+    from ._family import Family as Family
+    from ._family import get_family as get_family
+    from ._recursion import SIGMA_A2 as SIGMA_A2
+    from ._recursion import SIGMA_B2 as SIGMA_B2
+    from ._recursion import TAU0 as TAU0
+    from ._recursion import DEQFormulas as DEQFormulas
+    from ._recursion import FixedPointMap as FixedPointMap
+    from ._recursion import LayerFormulas as LayerFormulas
+    from ._recursion import MomentSymbols as MomentSymbols
+    from ._recursion import derive_deq as derive_deq
+    from ._recursion import derive_fixed_point as derive_fixed_point
+    from ._recursion import derive_layer as derive_layer
+    from ._sensitivity import SENSITIVITY_PARAMETERS as SENSITIVITY_PARAMETERS
+    from ._sensitivity import DEQSensitivity as DEQSensitivity
+    from ._sensitivity import derive_sensitivity as derive_sensitivity
+    from ._specialize import TAU_STAR as TAU_STAR
+    from ._specialize import coefficient_expression as coefficient_expression
+    from ._sphere import ExplicitSphereFormulas as ExplicitSphereFormulas
+    from ._sphere import QuadraticFormulas as QuadraticFormulas
+    from ._sphere import SphereFormulas as SphereFormulas
+    from ._sphere import derive_explicit_sphere as derive_explicit_sphere
+    from ._sphere import derive_quadratic as derive_quadratic
+    from ._sphere import derive_sphere as derive_sphere
+
+#: exported name → the module of this package that defines it (loaded on first use)
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("BETA0", "BiasDerivation", "bias_latex", "derive_bias"), "._bias"),
+    **dict.fromkeys(
+        ("TAU", "XI", "Expectation", "MomentSet", "gaussian_expectation", "moment_set"),
+        "._expectation",
+    ),
+    **dict.fromkeys(("Family", "get_family"), "._family"),
+    **dict.fromkeys(
+        (
+            "SIGMA_A2",
+            "SIGMA_B2",
+            "TAU0",
+            "DEQFormulas",
+            "FixedPointMap",
+            "LayerFormulas",
+            "MomentSymbols",
+            "derive_deq",
+            "derive_fixed_point",
+            "derive_layer",
+        ),
+        "._recursion",
+    ),
+    **dict.fromkeys(
+        ("SENSITIVITY_PARAMETERS", "DEQSensitivity", "derive_sensitivity"), "._sensitivity"
+    ),
+    **dict.fromkeys(("TAU_STAR", "coefficient_expression"), "._specialize"),
+    **dict.fromkeys(
+        (
+            "ExplicitSphereFormulas",
+            "QuadraticFormulas",
+            "SphereFormulas",
+            "derive_explicit_sphere",
+            "derive_quadratic",
+            "derive_sphere",
+        ),
+        "._sphere",
+    ),
+}
 
 #: The package's export table: what other packages (and users) import from it.
 __all__ = [
@@ -144,3 +191,16 @@ def get_activations(spec: Any, name: str = "activations", *, hi: int) -> tuple[A
             )
         )
     return (get_activation(spec, name),)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
