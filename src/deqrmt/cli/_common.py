@@ -26,6 +26,7 @@ __all__ = [
     "add_output",
     "add_problem",
     "add_trainable",
+    "flag_for",
     "flag_names",
     "names",
     "print_stderr",
@@ -55,20 +56,45 @@ ARGUMENT_FLAGS: dict[str, str] = {
     "n_test": "--n-test",
     "export": "--export",
 }
+#: Switches a library message sets to True (``force=True``): the flag alone on the command line.
+SWITCH_FLAGS: dict[str, str] = {"force": "--force"}
+#: Arguments that take one word of a fixed set, quoted in Python (``device='cuda'``), bare after
+#: the flag (``--device cuda``).
+CHOICE_FLAGS: dict[str, str] = {"device": "--device", "dtype": "--dtype"}
 _NAME = "|".join(sorted(map(re.escape, ARGUMENT_FLAGS), key=len, reverse=True))
 _ASSIGNED = re.compile(rf"(?<![\w-])({_NAME})=")
 _QUOTED = re.compile(rf"`({_NAME})`")
 _NO_CENTER = re.compile(r"(?<![\w-])center=False\b")
+#: ``store=…``: the argument itself, whatever its value (the flag alone: ``--store``)
+_ANY_VALUE = re.compile(r"(?<![\w-])([A-Za-z_][A-Za-z0-9_]*)=…")
+_SWITCH = re.compile(rf"(?<![\w-])({'|'.join(SWITCH_FLAGS)})=True\b")
+_CHOICE = re.compile(rf"(?<![\w-])({'|'.join(CHOICE_FLAGS)})='([A-Za-z0-9_.-]+)'")
+
+
+def flag_for(name: str) -> str:
+    """The command-line flag of the library argument ``name``: ``ns`` → ``--n``,
+    ``max_error`` → ``--max-error``."""
+    return ARGUMENT_FLAGS.get(name) or "--" + name.replace("_", "-")
 
 
 def flag_names(message: str) -> str:
     """``message`` with library argument names turned into flags: ``sigma_a2=2`` → ``--sigma-a2 2``.
 
+    The forms a library message uses: ``name=VALUE`` (an argument in :data:`ARGUMENT_FLAGS`
+    and its value), ```name``` (that argument named), ``name=…`` (any argument, whatever its
+    value: ``store=…`` → ``--store``), ``force=True`` (a switch: ``--force``),
+    ``device='cuda'`` (a choice: ``--device cuda``) and ``center=False`` (``--no-center``).
+
     Example:
       >>> flag_names("expected 0 < sigma_a2 < 1, got sigma_a2=2; see `tau0`")
       'expected 0 < sigma_a2 < 1, got --sigma-a2 2; see `--tau0`'
+      >>> flag_names("it exists; pass force=True, or give another store=…; use device='cpu'")
+      'it exists; pass --force, or give another --store; use --device cpu'
     """
     message = _NO_CENTER.sub("--no-center", message)
+    message = _ANY_VALUE.sub(lambda m: flag_for(m.group(1)), message)
+    message = _SWITCH.sub(lambda m: SWITCH_FLAGS[m.group(1)], message)
+    message = _CHOICE.sub(lambda m: f"{CHOICE_FLAGS[m.group(1)]} {m.group(2)}", message)
     message = _ASSIGNED.sub(lambda m: ARGUMENT_FLAGS[m.group(1)] + " ", message)
     return _QUOTED.sub(lambda m: f"`{ARGUMENT_FLAGS[m.group(1)]}`", message)
 
