@@ -227,7 +227,7 @@ def test_hostile_activations_give_one_line_and_exit_2(act, capsys):
     ("argv", "says"),
     [
         (["coefficients"], "the following arguments are required: ACT"),
-        (["coefficients", "relu", "--dps", "abc"], "argument --dps: invalid int value"),
+        (["coefficients", "relu", "--dps", "abc"], "argument --dps: invalid integer value"),
         (["coefficients", "relu", "--bogus"], "unrecognized arguments: --bogus"),
         (["explicit"], "the following arguments are required: ACT"),
         (["coefficient", "relu"], "did you mean 'coefficients'?"),

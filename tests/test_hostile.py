@@ -363,7 +363,7 @@ def test_plot_directories_follow_the_same_rules(tmp_path: Path) -> None:
 
     out = tmp_path / "plots"
     assert write_directory(out, produce) == [str(out / "figure.png")]
-    with pytest.raises(deqrmt.FileError, match="--force"):
+    with pytest.raises(deqrmt.FileError, match="pass force=True"):
         write_directory(out, produce)
     assert write_directory(out, produce, force=True) == [str(out / "figure.png")]
     (tmp_path / "file").write_text("x")

@@ -414,7 +414,7 @@ def test_plots_never_clobber_links_or_existing_files(tmp_path: Path) -> None:
     out = tmp_path / "plots"
     out.mkdir()
     (out / "error_vs_n.png").write_bytes(b"mine")
-    with pytest.raises(FileError, match="--force"):
+    with pytest.raises(FileError, match="pass force=True"):
         write_plots(_synthetic_records(), out)
     assert sorted(p.name for p in out.iterdir()) == ["error_vs_n.png"]  # nothing written
     assert (out / "error_vs_n.png").read_bytes() == b"mine"
@@ -744,7 +744,7 @@ def test_example_spec_writes_three_plots(tmp_path: Path) -> None:
     paths = write_plots(tmp_path / "example.sqlite", tmp_path / "plots")
     assert [p.name for p in paths] == ["coefficients.png", "error_vs_n.png", "error_heatmap.png"]
     # written like every other output: a second time needs force, and then replaces them
-    with pytest.raises(FileError, match="--force"):
+    with pytest.raises(FileError, match="pass force=True"):
         write_plots(tmp_path / "example.sqlite", tmp_path / "plots")
     again = write_plots(tmp_path / "example.sqlite", tmp_path / "plots", force=True)
     assert again == paths

@@ -97,7 +97,7 @@ def test_export_never_clobbers_and_checks_its_format(tmp_path: Path) -> None:
     target = tmp_path / "r.csv"
     target.write_text("mine")
     with ResultStore(store, create=False) as st:
-        with pytest.raises(FileError, match="--force"):
+        with pytest.raises(FileError, match="pass force=True"):
             st.export(target)
         assert target.read_text() == "mine"
         st.export(target, force=True)

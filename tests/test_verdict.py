@@ -112,7 +112,7 @@ def test_non_finite_error_fails_and_bad_thresholds_are_refused() -> None:
         judge([256], [0.1], [0.1], max_error=0)
     with pytest.raises(InvalidArgument, match="differ in length"):
         judge([256, 512], [0.1], [0.1, 0.1])
-    with pytest.raises(InvalidArgument, match="--max-error"):
+    with pytest.raises(InvalidArgument, match="max_error=…"):
         _sweep.ValidationConfig("tanh", max_error=-1.0)
 
 

@@ -76,7 +76,7 @@ def _refuse_existing(path: str, *, force: bool) -> os.stat_result | None:
             "give the path of a file to create."
         )
     if not force:
-        raise FileError(f"refusing to overwrite {path!r}: it exists; pass --force to replace it.")
+        raise FileError(f"refusing to overwrite {path!r}: it exists; pass force=True to replace it.")
     return st
 
 
@@ -211,7 +211,7 @@ def write_output(path: str | os.PathLike[str], data: bytes | str, *, force: bool
                 os.link(tmp, name)  # atomic and never clobbers: fails if the name appeared
             except FileExistsError:
                 raise FileError(
-                    f"refusing to overwrite {name!r}: it appeared while writing; pass --force "
+                    f"refusing to overwrite {name!r}: it appeared while writing; pass force=True "
                     "to replace it."
                 ) from None
             except OSError:

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from .._errors import MissingExtra
 from .._text import print_stderr
+from .._untrusted import integer
 
 __all__ = [
     "ARGUMENT_FLAGS",
@@ -21,11 +22,17 @@ __all__ = [
     "Parser",
     "add_command",
     "add_activation",
+    "add_device",
     "add_dps",
+    "add_force",
     "add_json",
+    "add_mc",
+    "add_plot",
+    "add_seed",
     "add_output",
     "add_problem",
     "add_trainable",
+    "flag_for",
     "flag_names",
     "names",
     "print_stderr",
@@ -34,6 +41,9 @@ __all__ = [
     "require_validate_extra",
     "validate_extra",
 ]
+
+#: A parser or an argument group of one (argparse's common base of both).
+Options = argparse._ActionsContainer
 
 #: Python argument name (as library messages write it, ``sigma_a2=…``) → command-line flag.
 ARGUMENT_FLAGS: dict[str, str] = {
@@ -55,22 +65,47 @@ ARGUMENT_FLAGS: dict[str, str] = {
     "n_test": "--n-test",
     "export": "--export",
 }
+#: Switches a library message sets to True (``force=True``): the flag alone on the command line.
+SWITCH_FLAGS: dict[str, str] = {"force": "--force"}
+#: Arguments whose value is one word, quoted in Python (``device='cuda'``), bare after the flag
+#: (``--device cuda``, ``--scheduler tcp://HOST:PORT``).
+WORD_FLAGS: dict[str, str] = {"device": "--device", "dtype": "--dtype", "scheduler": "--scheduler"}
 _NAME = "|".join(sorted(map(re.escape, ARGUMENT_FLAGS), key=len, reverse=True))
 _ASSIGNED = re.compile(rf"(?<![\w-])({_NAME})=")
 _QUOTED = re.compile(rf"`({_NAME})`")
 _NO_CENTER = re.compile(r"(?<![\w-])center=False\b")
 _NO_CERTIFY = re.compile(r"(?<![\w-])certify=False\b")
+#: ``store=…``: the argument itself, whatever its value (the flag alone: ``--store``)
+_ANY_VALUE = re.compile(r"(?<![\w-])([A-Za-z_][A-Za-z0-9_]*)=…")
+_SWITCH = re.compile(rf"(?<![\w-])({'|'.join(SWITCH_FLAGS)})=True\b")
+_WORD = re.compile(rf"(?<![\w-])({'|'.join(WORD_FLAGS)})='([A-Za-z0-9_.:/-]+)'")
+
+
+def flag_for(name: str) -> str:
+    """The command-line flag of the library argument ``name``: ``ns`` → ``--n``,
+    ``max_error`` → ``--max-error``."""
+    return ARGUMENT_FLAGS.get(name) or "--" + name.replace("_", "-")
 
 
 def flag_names(message: str) -> str:
     """``message`` with library argument names turned into flags: ``sigma_a2=2`` → ``--sigma-a2 2``.
 
+    The forms a library message uses: ``name=VALUE`` (an argument in :data:`ARGUMENT_FLAGS`
+    and its value), ```name``` (that argument named), ``name=…`` (any argument, whatever its
+    value: ``store=…`` → ``--store``), ``force=True`` (a switch: ``--force``),
+    ``device='cuda'`` (one word: ``--device cuda``) and ``center=False`` (``--no-center``).
+
     Example:
       >>> flag_names("expected 0 < sigma_a2 < 1, got sigma_a2=2; see `tau0`")
       'expected 0 < sigma_a2 < 1, got --sigma-a2 2; see `--tau0`'
+      >>> flag_names("it exists; pass force=True, or give another store=…; use device='cpu'")
+      'it exists; pass --force, or give another --store; use --device cpu'
     """
     message = _NO_CENTER.sub("--no-center", message)
     message = _NO_CERTIFY.sub("--no-certify", message)
+    message = _ANY_VALUE.sub(lambda m: flag_for(m.group(1)), message)
+    message = _SWITCH.sub(lambda m: SWITCH_FLAGS[m.group(1)], message)
+    message = _WORD.sub(lambda m: f"{WORD_FLAGS[m.group(1)]} {m.group(2)}", message)
     message = _ASSIGNED.sub(lambda m: ARGUMENT_FLAGS[m.group(1)] + " ", message)
     return _QUOTED.sub(lambda m: f"`{ARGUMENT_FLAGS[m.group(1)]}`", message)
 
@@ -174,8 +209,9 @@ def usage_hint(
                     "the shell split an expression at its spaces: quote it, "
                     f"'{argv[i - 1]} {token}'"
                 )
+    integral = "invalid int value" in message or "invalid integer value" in message
     for value in re.findall(r"'([^']*)'", message):
-        if "invalid int value" not in message and _DECIMAL_COMMA.fullmatch(value.strip()):
+        if not integral and _DECIMAL_COMMA.fullmatch(value.strip()):
             hints.append(f"a decimal comma? write {value.strip().replace(',', '.')}")
     return "".join(f"; {h}" for h in dict.fromkeys(hints))
 
@@ -240,14 +276,40 @@ def add_problem(p: argparse.ArgumentParser, *, tau0: bool = True) -> None:
         )
 
 
-def add_dps(p: argparse.ArgumentParser, default: int = 30) -> None:
+def add_dps(p: Options, default: int = 30, *, help: str | None = None) -> None:
+    """--dps N: significant digits (an ASCII integer; the library checks its range)."""
     p.add_argument(
         "--dps",
-        type=int,
+        type=integer,
         default=default,
         metavar="N",
-        help="significant digits to compute and report (only verified digits are shown)",
+        help=help or "significant digits to compute and report (only verified digits are shown)",
     )
+
+
+#: The torch devices of ``--device``.
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def add_device(p: Options, help: str) -> None:
+    """--device auto|cpu|cuda (default auto); ``help`` says what runs there."""
+    p.add_argument("--device", default="auto", choices=DEVICES, help=help)
+
+
+def add_seed(p: Options, help: str, *, metavar: str | None = None) -> None:
+    """--seed S (default 0), an ASCII integer; ``help`` says what it seeds."""
+    p.add_argument("--seed", type=integer, default=0, metavar=metavar, help=help)
+
+
+def add_plot(p: Options, help: str) -> None:
+    """--plot DIR (default: no plot); ``help`` names the figures.  With :func:`add_force`:
+    the PNGs are written like every output (atomically, never over a file without --force)."""
+    p.add_argument("--plot", default=None, metavar="DIR", help=help)
+
+
+def add_mc(p: Options, help: str) -> None:
+    """--mc (default: off): the command's Monte Carlo check; ``help`` says what it samples."""
+    p.add_argument("--mc", action="store_true", help=help)
 
 
 #: argparse bookkeeping, not an input

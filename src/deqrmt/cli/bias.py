@@ -15,8 +15,12 @@ from typing import Any
 from .._untrusted import decimal, integer
 from ._common import (
     add_command,
+    add_device,
+    add_dps,
     add_force,
     add_json,
+    add_plot,
+    add_seed,
     extra_imports,
     names,
     print_json,
@@ -76,9 +80,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "--d", type=integer, default=100, metavar="D", help="coordinates d (N < d ≤ 10000)"
     )
     check.add_argument("--n", type=integer, default=40, metavar="N", help="samples N (N < d)")
-    check.add_argument(
-        "--seed", type=integer, default=0, metavar="S", help="seed of X and β* (≥ 0)"
-    )
+    add_seed(check, "seed of X and β* (≥ 0)", metavar="S")
     check.add_argument(
         "--planted",
         choices=["sparse", "dense"],
@@ -99,25 +101,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="T",
         help="largest accepted ‖β_GD − β̂‖/‖β̂‖ at the smallest step",
     )
-    check.add_argument(
-        "--device",
-        choices=["auto", "cpu", "cuda"],
-        default="auto",
-        help="torch device (auto: cuda when available)",
-    )
-    check.add_argument(
-        "--dps",
-        type=integer,
-        default=30,
-        metavar="N",
-        help="digits of the predicted limit β̂ (15 to 1000)",
-    )
-    p.add_argument(
-        "--plot",
-        default=None,
-        metavar="DIR",
-        help="write q.png (and with --check path.png) into DIR, created if needed "
-        "(default: no plot)",
+    add_device(check, "torch device (auto: cuda when available)")
+    add_dps(check, help="digits of the predicted limit β̂ (15 to 1000)")
+    add_plot(
+        p,
+        "write q.png (and with --check path.png) into DIR, created if needed (default: no plot)",
     )
     add_force(p)
     return p

@@ -12,7 +12,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_activation, add_command, add_json, add_problem, print_json
+from ._common import (
+    add_activation,
+    add_command,
+    add_device,
+    add_json,
+    add_mc,
+    add_problem,
+    print_json,
+)
 
 __all__ = ["NAME", "register", "run"]
 
@@ -38,19 +46,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_activation(p)
     add_problem(p)
-    p.add_argument(
-        "--mc",
-        action="store_true",
-        help="also compare the exact infinite-width kernels with the equivalents at n = 256 and "
+    add_mc(
+        p,
+        "also compare the exact infinite-width kernels with the equivalents at n = 256 and "
         "512 on the paper's Gaussian mixture and check the n^(-1/2) slope (needs the [validate] "
         "extra: torch; default: off)",
     )
-    p.add_argument(
-        "--device",
-        default="auto",
-        choices=["auto", "cpu", "cuda"],
-        help="where the --mc kernels run (default: auto, a GPU when torch sees one)",
-    )
+    add_device(p, "where the --mc kernels run (default: auto, a GPU when torch sees one)")
     add_json(p)
     return p
 

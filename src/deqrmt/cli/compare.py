@@ -11,6 +11,7 @@ from ._common import (
     add_dps,
     add_force,
     add_json,
+    add_plot,
     add_problem,
     check_plot_target,
     extra_imports,
@@ -63,11 +64,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "leaky_relu(0.1), …; see `deqrmt activations`) or expressions in x such as 'max(x, 0.1*x)'",
     )
     add_problem(p)
-    p.add_argument(
-        "--plot",
-        default=None,
-        metavar="DIR",
-        help=f"write {PLOT_NAME} (each coefficient against σ_a², one line per activation) into "
+    add_plot(
+        p,
+        f"write {PLOT_NAME} (each coefficient against σ_a², one line per activation) into "
         "DIR (needs matplotlib, in the [validate] extra; default: no plot)",
     )
     p.add_argument(

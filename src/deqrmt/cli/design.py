@@ -11,6 +11,7 @@ from ._common import (
     add_dps,
     add_json,
     add_problem,
+    add_seed,
     add_trainable,
     print_json,
     print_stderr,
@@ -72,7 +73,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="K",
         help="multi-start count of the root search (1 to 200; each costs part of the budget)",
     )
-    p.add_argument("--seed", type=integer, default=0, help="seed of the multi-start points (≥ 0)")
+    add_seed(p, "seed of the multi-start points (≥ 0)")
     p.add_argument(
         "--no-certify",
         action="store_true",

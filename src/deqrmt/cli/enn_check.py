@@ -15,7 +15,14 @@ from typing import Any
 from .._errors import InvalidArgument
 from .._io import read_limited
 from .._untrusted import decimal, integer
-from ._common import add_command, add_json, print_json, require_validate_extra, validate_extra
+from ._common import (
+    add_command,
+    add_json,
+    add_seed,
+    print_json,
+    require_validate_extra,
+    validate_extra,
+)
 
 __all__ = ["DEPRECATED_NAME", "NAME", "register", "run"]
 
@@ -73,9 +80,7 @@ def _add(subparsers: Any, name: str, help: str) -> argparse.ArgumentParser:
     p.add_argument(
         "--m", type=integer, default=1024, help="width of the Monte Carlo ENNs (1 to 16384)"
     )
-    p.add_argument(
-        "--seed", type=integer, default=0, help="seed of the data and the networks (≥ 0)"
-    )
+    add_seed(p, "seed of the data and the networks (≥ 0)")
     add_json(p)
     return p
 

@@ -7,7 +7,16 @@ import os
 import sys
 from typing import Any
 
-from ._common import add_command, add_force, add_json, print_json, print_stderr, validate_extra
+from ._common import (
+    add_command,
+    add_device,
+    add_force,
+    add_json,
+    add_plot,
+    print_json,
+    print_stderr,
+    validate_extra,
+)
 
 __all__ = ["NAME", "register", "run"]
 
@@ -46,19 +55,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=5, help="repetitions with different weights")
     p.add_argument("--n-train", type=int, default=1000, help="training samples per dataset")
     p.add_argument("--n-test", type=int, default=500, help="test samples per dataset")
-    p.add_argument(
-        "--device",
-        default="auto",
-        choices=["auto", "cpu", "cuda"],
-        help="torch device; auto uses CUDA when available",
-    )
+    add_device(p, "torch device; auto uses CUDA when available")
     add_json(p)
-    p.add_argument(
-        "--plot",
-        default=None,
-        metavar="DIR",
-        help="write experiment.png into DIR, created if needed (default: no plot)",
-    )
+    add_plot(p, "write experiment.png into DIR, created if needed (default: no plot)")
     add_force(p)
     return p
 

@@ -17,9 +17,13 @@ from .._errors import InvalidArgument, MissingExtra
 from ._common import (
     add_activation,
     add_command,
+    add_device,
     add_force,
     add_json,
+    add_mc,
+    add_plot,
     add_problem,
+    add_seed,
     print_json,
     print_stderr,
     validate_extra,
@@ -84,10 +88,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="data dimension (default: 1200 for the sphere; round(0.8 n) for the preset)",
     )
     add_problem(p, tau0=False)
-    p.add_argument(
-        "--mc",
-        action="store_true",
-        help="sample the data, compute the exact kernels and compare their eigenvalues with the "
+    add_mc(
+        p,
+        "sample the data, compute the exact kernels and compare their eigenvalues with the "
         "prediction (default: prediction only)",
     )
     p.add_argument(
@@ -97,13 +100,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="M",
         help="with --mc, also one finite-width DEQ of width M (default: none)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the sampled data and networks")
-    p.add_argument(
-        "--device",
-        default="auto",
-        choices=("auto", "cpu", "cuda"),
-        help="for --mc; auto uses CUDA when available",
-    )
+    add_seed(p, "seed of the sampled data and networks")
+    add_device(p, "for --mc; auto uses CUDA when available")
     p.add_argument(
         "--max-ks",
         type=float,
@@ -117,11 +115,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="--mc fails (exit 1) when the top spike is off by more than this (relative)",
     )
     p.add_argument("--points", type=int, default=801, help="points of the predicted density's grid")
-    p.add_argument(
-        "--plot",
-        default=None,
-        metavar="DIR",
-        help=f"write {PLOT_NAME} (HLD 2023 Figure 1 layout) into DIR (needs matplotlib; "
+    add_plot(
+        p,
+        f"write {PLOT_NAME} (HLD 2023 Figure 1 layout) into DIR (needs matplotlib; "
         "default: no plot)",
     )
     add_force(p)

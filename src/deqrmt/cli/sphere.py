@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_command, print_json, print_notes
+from ._common import add_command, add_dps, add_json, add_problem, print_json, print_notes
 
 __all__ = ["NAME", "configure_sphere_parser", "register", "run", "run_sphere"]
 
@@ -59,12 +59,9 @@ def configure_sphere_parser(p: argparse.ArgumentParser) -> None:
         metavar="ACT",
         help="library name (relu, tanh, …), name(params) or an expression in x, e.g. 'sqrt(2)*max(x, 0)'",
     )
-    p.add_argument("--sigma-a2", default="0.2", help="σ_a² (default 0.2)")
-    p.add_argument(
-        "--sigma-b2", default=None, help="σ_b² (default 1 − σ_a², the paper's Assumption 1)"
-    )
+    add_problem(p, tau0=False)
     p.add_argument("--d", type=int, default=1200, help="data dimension d (default 1200)")
-    p.add_argument("--dps", type=int, default=30, help="significant digits to report (default 30)")
+    add_dps(p)
     p.add_argument(
         "--certify",
         action=argparse.BooleanOptionalAction,
@@ -72,11 +69,7 @@ def configure_sphere_parser(p: argparse.ArgumentParser) -> None:
         help="prove every digit by ball arithmetic where the activation allows it (default); "
         "--no-certify skips the Arb proof and shows the digits two evaluations agree on",
     )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON object instead of a table (default: off)",
-    )
+    add_json(p)
 
 
 def run_sphere(args: argparse.Namespace) -> int:

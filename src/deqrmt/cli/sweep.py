@@ -19,7 +19,7 @@ from typing import Any
 
 from .._errors import FileError, MissingExtra
 from .._text import print_stderr
-from ._common import add_command, add_force, add_json, print_json
+from ._common import add_command, add_device, add_force, add_json, add_plot, print_json
 
 __all__ = ["NAME", "register", "run"]
 
@@ -71,19 +71,15 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="embedded cluster: worker processes (default: one per core); with --scheduler: "
         "wait for N workers to join (default 1)",
     )
-    p.add_argument(
-        "--device",
-        default="auto",
-        choices=["auto", "cpu", "cuda"],
-        help="where exact/validate tasks run: cuda sends them only to workers with the Dask "
+    add_device(
+        p,
+        "where exact/validate tasks run: cuda sends them only to workers with the Dask "
         "resource GPU (dask worker --resources GPU=1); auto uses such workers when the cluster "
         "has them (default: auto)",
     )
-    p.add_argument(
-        "--plot",
-        metavar="DIR",
-        default=None,
-        help="write coefficients.png, error_vs_n.png and error_heatmap.png into DIR; existing "
+    add_plot(
+        p,
+        "write coefficients.png, error_vs_n.png and error_heatmap.png into DIR; existing "
         "PNGs are replaced only with --force (default: no plots)",
     )
     p.add_argument(

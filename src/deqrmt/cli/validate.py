@@ -12,7 +12,18 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import add_command, names, sample_sizes, validate_extra
+from ._common import (
+    add_command,
+    add_device,
+    add_force,
+    add_json,
+    add_plot,
+    add_problem,
+    add_seed,
+    names,
+    sample_sizes,
+    validate_extra,
+)
 
 __all__ = ["NAME", "configure_parser", "register", "run", "run_validate"]
 
@@ -70,39 +81,24 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         "--m", type=int, default=2048, help="width of the Monte Carlo DEQs (default 2048)"
     )
     p.add_argument("--draws", type=int, default=4, help="Monte Carlo networks per n (default 4)")
-    p.add_argument("--sigma-a2", default="0.2", help="σ_a² (default 0.2)")
-    p.add_argument("--sigma-b2", default=None, help="σ_b² (default 1 − σ_a²)")
+    add_problem(p, tau0=False)
     p.add_argument(
         "--ratio",
         type=float,
         default=0.8,
         help="p/n (default 0.8, as on the slides; the authors' code uses 1.25)",
     )
-    p.add_argument(
-        "--device",
-        default="auto",
-        choices=["auto", "cpu", "cuda"],
-        help="Monte Carlo and exact kernels; auto uses CUDA when available",
-    )
+    add_device(p, "Monte Carlo and exact kernels; auto uses CUDA when available")
     p.add_argument(
         "--dtype",
         default="float64",
         choices=["float64", "float32"],
         help="Monte Carlo precision (exact kernels are always float64)",
     )
-    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
-    p.add_argument("--json", action="store_true", help="print one JSON object (default: a table)")
-    p.add_argument(
-        "--plot",
-        metavar="DIR",
-        default=None,
-        help="write PNG figures into DIR, created if needed (default: no plots)",
-    )
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="replace existing figures in DIR (default: refuse)",
-    )
+    add_seed(p, "base seed (default 0)")
+    add_json(p)
+    add_plot(p, "write PNG figures into DIR, created if needed (default: no plots)")
+    add_force(p)
     p.add_argument(
         "--no-mc",
         action="store_true",

@@ -116,12 +116,12 @@ _ADDRESS = re.compile(
     r"(?::(?P<port>[0-9]{1,5}))?/?"
 )
 _OTHER_SCHEMES = {
-    "tls": "TLS needs certificates (a dask Security object) that --scheduler cannot pass; reach "
+    "tls": "TLS needs certificates (a dask Security object) that scheduler=… cannot pass; reach "
     "the scheduler over an SSH tunnel (ssh -L 8786:localhost:8786 HOST) and use "
     "tcp://localhost:8786",
     "ucx": "UCX needs the ucx-py transport and GPU networking that deqrmt does not set up; "
     "start the scheduler with --protocol tcp",
-    "inproc": "inproc:// reaches a scheduler in this very process only; leave out --scheduler "
+    "inproc": "inproc:// reaches a scheduler in this very process only; leave out scheduler=… "
     "for an embedded cluster",
     "ws": "websocket transports are not supported; start the scheduler with --protocol tcp",
     "wss": "websocket transports are not supported; start the scheduler with --protocol tcp",
@@ -191,7 +191,7 @@ def wait_reachable(address: str, timeout: float) -> None:
                 raise SchedulerError(
                     f"cannot reach the Dask scheduler {show(address)} within {timeout:g} s "
                     f"({e.strerror or type(e).__name__}); start one with `dask scheduler`, or "
-                    "leave out --scheduler to use an embedded cluster."
+                    "leave out scheduler=… to use an embedded cluster."
                 ) from None
             time.sleep(0.2)
 
@@ -281,14 +281,14 @@ def _await_address(proc: subprocess.Popen[bytes], log: Path, timeout: float) -> 
                     return str(msg["address"])
                 raise SchedulerError(
                     f"the embedded Dask cluster did not start ({msg.get('error')}); run with "
-                    "fewer --workers, or pass --scheduler tcp://HOST:PORT."
+                    "fewer workers=…, or pass scheduler='tcp://HOST:PORT'."
                 )
         left = deadline - time.monotonic()
         if left <= 0:
             raise SchedulerError(
                 f"the embedded Dask cluster did not start within {timeout:g} s (its last "
-                f"words: {_last_line(log)}); run with fewer --workers, or start a cluster "
-                "yourself and pass --scheduler tcp://HOST:PORT."
+                f"words: {_last_line(log)}); run with fewer workers=…, or start a cluster "
+                "yourself and pass scheduler='tcp://HOST:PORT'."
             )
         ready, _, _ = select.select([fd], [], [], min(left, 0.5))
         if ready:
@@ -297,7 +297,7 @@ def _await_address(proc: subprocess.Popen[bytes], log: Path, timeout: float) -> 
                 proc.wait()
                 raise SchedulerError(
                     f"the embedded Dask cluster exited while starting (code {proc.returncode}; "
-                    f"its last words: {_last_line(log)}); pass --scheduler tcp://HOST:PORT to "
+                    f"its last words: {_last_line(log)}); pass scheduler='tcp://HOST:PORT' to "
                     "use a cluster started yourself."
                 )
             buffer += chunk

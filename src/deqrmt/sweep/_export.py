@@ -144,7 +144,7 @@ def pandas_frame(rows: list[dict[str, Any]]) -> Any:
     except ImportError:
         raise MissingExtra(
             "to_pandas needs pandas: pip install pandas (or read the rows with to_rows(), "
-            "or export a CSV: deqrmt sweep SPEC --export results.csv)."
+            "or write a CSV with export('results.csv'))."
         ) from None
     columns = list(rows[0]) if rows else ["key", "kind", "error", "seconds"]
     return pd.DataFrame(rows, columns=columns)

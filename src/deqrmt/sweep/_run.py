@@ -28,140 +28,33 @@ r"""Run a sweep on Dask's distributed scheduler: submit what is missing, store w
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
-import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidArgument, MissingExtra, SchedulerError, StoreError
-from .._text import one_line
+from .._errors import InvalidArgument, MissingExtra, StoreError
 from ._cluster import (
-    CLOSE_TIMEOUT,
     INSTALL_HINT,
-    QUIET_DASK,
     check_scheduler,
-    launched_cluster,
-    quiet_dask,
     require_distributed,
-    wait_reachable,
 )
+from ._connect import connect, local_gpus, torch_device
 from ._limits import show
 from ._result import SweepProgress, SweepResult, summarise
 from ._signals import deferred_interrupts, phase
 from ._spec import TORCH_KINDS, SweepSpec, Task, load_spec
 from ._store import Record, ResultStore
+from ._store_rows import ANOTHER_STORE
 from ._tasks import execute
 
 __all__ = ["largest_first", "run_sweep"]
 
-#: Seconds to wait for an external scheduler to answer, and for its first workers to connect.
-CONNECT_TIMEOUT = 30
-WORKER_WAIT = 120
 DEVICES = ("auto", "cpu", "cuda")
-
-
-# ---------------------------------------------------------------------------
-# Cluster
-# ---------------------------------------------------------------------------
-
-
-def _local_gpus() -> int:
-    """CUDA devices torch sees on this machine (0 without an NVIDIA driver, cheaply)."""
-    if not os.path.exists("/proc/driver/nvidia") and shutil.which("nvidia-smi") is None:
-        return 0
-    try:
-        import torch
-    except ImportError:
-        return 0
-    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
-
-
-@contextlib.contextmanager
-def _client(address: str, what: str) -> Iterator[Any]:
-    """A Dask client of ``address``, connected and closed with Ctrl-C deferred (a client cut in
-    half keeps its event loop thread alive past the end of the process)."""
-    client = None
-    try:
-        with deferred_interrupts(), dask_config():
-            phase("client-connecting")
-            from ._quiet import SweepClient
-
-            try:
-                client = SweepClient(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-            except (OSError, TimeoutError) as e:
-                raise SchedulerError(
-                    f"cannot reach the Dask scheduler of {what} ({one_line(str(e))[:200]}); "
-                    "check the address, start one with `dask scheduler`, or leave out "
-                    "--scheduler to use an embedded cluster."
-                ) from None
-            except Exception as e:  # the port answered, but not as Dask does (MemoryError too)
-                raise SchedulerError(
-                    f"{what} did not answer as a Dask scheduler ({type(e).__name__}: "
-                    f"{one_line(str(e))[:200]}); give the address `dask scheduler` prints."
-                ) from None
-            phase("client-connected")
-        yield client
-    finally:
-        if client is not None:
-            with deferred_interrupts():
-                phase("client-closing")
-                with contextlib.suppress(Exception):
-                    client.close(timeout=CLOSE_TIMEOUT)
-                phase("client-closed")
-
-
-def dask_config() -> Any:
-    """:data:`QUIET_DASK` for the clients this module opens."""
-    import dask
-
-    return dask.config.set(QUIET_DASK)
-
-
-@contextlib.contextmanager
-def _connect(scheduler: str | None, workers: int | None, gpus: int) -> Iterator[tuple[Any, str]]:
-    """A client (and the embedded cluster it drives), both closed on the way out."""
-    with quiet_dask():
-        if scheduler is None:
-            n = workers or os.cpu_count() or 1
-            gpu_note = f", {gpus} with a GPU" if gpus else ""
-            where = f"embedded cluster ({n} workers{gpu_note})"
-            with (
-                launched_cluster(n, gpus, meanwhile=require_distributed) as address,
-                _client(address, where) as c,
-            ):
-                yield c, where
-            return
-        wait_reachable(scheduler, CONNECT_TIMEOUT)  # interruptible, unlike Dask's connect
-        with _client(scheduler, scheduler) as client:
-            try:
-                client.wait_for_workers(workers or 1, timeout=WORKER_WAIT)
-            except TimeoutError:
-                raise SchedulerError(
-                    f"fewer than {workers or 1} workers joined {scheduler} within {WORKER_WAIT} s; "
-                    f"start them with `dask worker {scheduler}`."
-                ) from None
-            yield client, scheduler
-
-
-def _gpu_workers(client: Any) -> int:
-    info = client.scheduler_info()
-    workers = info.get("workers", {}).values()
-    return sum(1 for w in workers if (w.get("resources") or {}).get("GPU", 0) >= 1)
-
-
-def _task_device(client: Any, where: str, device: str, gpus: int, scheduler: str | None) -> str:
-    """``cuda`` or ``cpu`` for the torch tasks, from ``device`` and the cluster's GPU workers."""
-    n_gpu = gpus if scheduler is None else _gpu_workers(client)
-    if device == "cuda" and n_gpu == 0:
-        raise InvalidArgument(
-            f"device='cuda' but no worker of {where} has the resource GPU; start GPU workers "
-            "with `dask worker ADDRESS --resources GPU=1`."
-        )
-    return "cuda" if n_gpu else "cpu"
 
 
 #: kinds by expected cost at the same n, cheapest first (Monte Carlo > exact kernels; a design
@@ -339,37 +232,14 @@ def run_sweep(
     """
     if not isinstance(spec, SweepSpec):
         spec = load_spec(spec)
-    if device not in DEVICES:
-        raise InvalidArgument(f"device must be one of {', '.join(DEVICES)}, got {show(device)}.")
-    if workers is not None and (
-        isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 1024
-    ):
-        raise InvalidArgument(f"workers must be an integer from 1 to 1024, got {show(workers)}.")
-    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
-        raise InvalidArgument(f"retries must be an integer from 0 to 100, got {show(retries)}.")
-    if scheduler is not None:
-        scheduler = check_scheduler(scheduler)
+    scheduler = _checked_arguments(device, workers, retries, scheduler)
     path = Path(store) if store is not None else spec.default_store()
     tick = progress or (lambda _p: None)
     phase("store-opening")
     with ResultStore(path) as st:
         phase("store-open")
-        stored = _stored(spec, st)
-        if retry_failed:
-            st.delete_failed(k for k, ok in stored.items() if not ok)
-            stored = {k: ok for k, ok in stored.items() if ok}
-        pending = [t for t in spec.tasks if t.key not in stored]
-        torch_pending = any(t.kind in TORCH_KINDS for t in pending)
-        if pending:
-            _check_distributed()  # before any side effect: a missing extra is a clean error
-        gpus = 0
-        if pending and scheduler is None and torch_pending and device != "cpu":
-            gpus = _local_gpus()
-            if device == "cuda" and gpus == 0:
-                raise InvalidArgument(
-                    "device='cuda' but torch sees no CUDA device here; use device 'cpu', or a "
-                    "scheduler whose workers have --resources GPU=1."
-                )
+        pending = _pending(spec, st, retry_failed)
+        gpus = _embedded_gpus(pending, scheduler, device)
         where = "nothing to run" if not pending else (scheduler or "embedded cluster")
         run_id = st.begin_run(
             spec=None if spec.source is None else str(spec.source),
@@ -379,48 +249,118 @@ def run_sweep(
             submitted=len(pending),
         )
         phase("run-begun")
-        interrupted = False
-        clock = [time.perf_counter()]  # reset at the first submission
-        try:
-            if pending:
-                with _connect(scheduler, workers, gpus) as (client, where):
-                    # Ctrl-C here ends the loop; closing the client releases its futures, so
-                    # the scheduler drops what is still queued or running.
-                    _run_pending(
-                        client, spec, st, pending, run_id, device, gpus, scheduler, where,
-                        retries, tick, clock,
-                    )  # fmt: skip
-        except KeyboardInterrupt:  # at any moment: the cluster's start, the run, its close
-            interrupted = True
-            phase("interrupted")
-        finally:
-            with deferred_interrupts():
-                seconds = time.perf_counter() - clock[0]
-                # The store is the truth: a Ctrl-C between a commit and a counter must not make
-                # the summary disagree with what was stored.
-                done, failed = st.run_counts(run_id)
-                with contextlib.suppress(StoreError):
-                    st.end_run(
-                        run_id, scheduler=where, completed=done, failed=failed,
-                        interrupted=interrupted,
-                    )  # fmt: skip
-                phase("run-ended")
+        run = _Run(spec, st, pending, run_id, device, gpus, scheduler, where, retries, tick)
+        run.execute(workers)
         groups, errors = summarise(spec, st)
     phase("summary")
     return SweepResult(
         store=path,
-        scheduler=where,
+        scheduler=run.where,
         total=len(spec.tasks),
         already_stored=len(spec.tasks) - len(pending),
         submitted=len(pending),
-        completed=done,
-        failed_this_run=failed,
-        interrupted=interrupted,
-        seconds=seconds,
+        completed=run.done,
+        failed_this_run=run.failed,
+        interrupted=run.interrupted,
+        seconds=run.seconds,
         groups=groups,
         errors=errors,
         run_id=run_id,
     )
+
+
+def _checked_arguments(
+    device: str, workers: int | None, retries: int, scheduler: str | None
+) -> str | None:
+    """Refuse a bad ``device``, ``workers`` or ``retries``; the checked scheduler address."""
+    if device not in DEVICES:
+        raise InvalidArgument(f"device must be one of {', '.join(DEVICES)}, got {show(device)}.")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 1024
+    ):
+        raise InvalidArgument(f"workers must be an integer from 1 to 1024, got {show(workers)}.")
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
+        raise InvalidArgument(f"retries must be an integer from 0 to 100, got {show(retries)}.")
+    return None if scheduler is None else check_scheduler(scheduler)
+
+
+def _pending(spec: SweepSpec, st: ResultStore, retry_failed: bool) -> list[Task]:
+    """The spec's tasks the store does not hold (its failures too, with ``retry_failed``:
+    their rows are deleted first); Dask's extra is checked when there is work."""
+    stored = _stored(spec, st)
+    if retry_failed:
+        st.delete_failed(k for k, ok in stored.items() if not ok)
+        stored = {k: ok for k, ok in stored.items() if ok}
+    pending = [t for t in spec.tasks if t.key not in stored]
+    if pending:
+        _check_distributed()  # before any side effect: a missing extra is a clean error
+    return pending
+
+
+def _embedded_gpus(pending: Sequence[Task], scheduler: str | None, device: str) -> int:
+    """The GPUs an embedded cluster gives its torch tasks (0 with a scheduler, for ``cpu`` or
+    without torch tasks); ``device='cuda'`` without one is refused."""
+    if not pending or scheduler is not None or device == "cpu":
+        return 0
+    if not any(t.kind in TORCH_KINDS for t in pending):
+        return 0
+    gpus = local_gpus()
+    if device == "cuda" and gpus == 0:
+        raise InvalidArgument(
+            "device='cuda' but torch sees no CUDA device here; use device='cpu', or a "
+            "scheduler whose workers have --resources GPU=1."
+        )
+    return gpus
+
+
+@dataclasses.dataclass
+class _Run:
+    """One run of a sweep's pending tasks, and what it did: ``done`` results stored, of which
+    ``failed`` are errors, in ``seconds``; ``where`` it ran; whether Ctrl-C ``interrupted`` it."""
+
+    spec: SweepSpec
+    st: ResultStore
+    pending: Sequence[Task]
+    run_id: int
+    device: str
+    gpus: int
+    scheduler: str | None
+    where: str
+    retries: int
+    tick: Callable[[SweepProgress], None]
+    done: int = 0
+    failed: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    def execute(self, workers: int | None) -> None:
+        """Run the pending tasks, then record the run's end; Ctrl-C at any moment (the
+        cluster's start, the run, its close) ends it cleanly with ``interrupted`` set."""
+        clock = [time.perf_counter()]  # reset at the first submission
+        try:
+            if self.pending:
+                with connect(self.scheduler, workers, self.gpus) as (client, self.where):
+                    # Ctrl-C here ends the loop; closing the client releases its futures, so
+                    # the scheduler drops what is still queued or running.
+                    _run_pending(
+                        client, self.spec, self.st, self.pending, self.run_id, self.device,
+                        self.gpus, self.scheduler, self.where, self.retries, self.tick, clock,
+                    )  # fmt: skip
+        except KeyboardInterrupt:
+            self.interrupted = True
+            phase("interrupted")
+        finally:
+            with deferred_interrupts():
+                self.seconds = time.perf_counter() - clock[0]
+                # The store is the truth: a Ctrl-C between a commit and a counter must not make
+                # the summary disagree with what was stored.
+                self.done, self.failed = self.st.run_counts(self.run_id)
+                with contextlib.suppress(StoreError):
+                    self.st.end_run(
+                        self.run_id, scheduler=self.where, completed=self.done,
+                        failed=self.failed, interrupted=self.interrupted,
+                    )  # fmt: skip
+                phase("run-ended")
 
 
 def _check_distributed() -> None:
@@ -449,7 +389,7 @@ def _stored(spec: SweepSpec, st: ResultStore) -> dict[str, bool]:
             raise StoreError(
                 f"store {show(str(st.path))}: the row {rec.key[:16]}… holds other inputs than "
                 f"its task ({task.label}); the store was changed outside deqrmt — delete that "
-                "row, or give another --store."
+                f"row, or {ANOTHER_STORE}."
             )
         out[rec.key] = rec.ok
     return out
@@ -474,7 +414,7 @@ def _run_pending(
     distributed = require_distributed()
     task_device = "cpu"
     if any(t.kind in TORCH_KINDS for t in pending) and device != "cpu":
-        task_device = _task_device(client, where, device, gpus, scheduler)
+        task_device = torch_device(client, where, device, gpus, scheduler)
     t_start = clock[0] = time.perf_counter()
     futures = _submit(client, pending, task_device, retries, seconds=st.task_seconds())
     phase("submitted")

@@ -43,15 +43,27 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, SpecError
+from .._errors import BudgetExceeded, DeqrmtError, SpecError
 from .._version import __version__
 from . import _limits
 from ._limits import show
+from ._spec_values import (
+    choice,
+    exact_int,
+    in_range,
+    ints,
+    numbers,
+    plain,
+    strings,
+    text,
+    unique,
+    where,
+)
 from ._toml import parse_toml, read_spec
 
 __all__ = ["KINDS", "SweepSpec", "Task", "load_spec", "parse_spec", "task_key"]
@@ -153,116 +165,6 @@ class SweepSpec:
 
 
 # ---------------------------------------------------------------------------
-# Values
-# ---------------------------------------------------------------------------
-
-
-def _where(table: str, key: str) -> str:
-    return f"{key}" if table == "" else f"[{table}].{key}"
-
-
-def _plain(text: str) -> str:
-    """``text`` as it is when it is a short printable key or path, else its bounded repr."""
-    return text if len(text) <= 200 and text.isprintable() else show(text)
-
-
-def _text(x: Fraction) -> str:
-    from ..internal import exact_text
-
-    return exact_text(x)
-
-
-def _numbers(value: Any, where: str) -> list[Fraction]:
-    """A list, one number, or ``"start:stop:count"`` (count points, both ends included), each
-    within :data:`MAX_LIST` values and written with ASCII digits only (``²`` or ``٣`` are
-    digits to Python's ``int``, not to a spec)."""
-    from ..internal import number_grid
-
-    items = value if isinstance(value, list) else [value]
-    if len(items) > _limits.MAX_LIST:
-        raise BudgetExceeded(
-            f"{where} has {len(items)} values; the limit is {_limits.MAX_LIST} per list "
-            "(docs/limits.md); split the sweep into several specs."
-        )
-    for v in items:
-        if isinstance(v, str) and not v.isascii():
-            raise SpecError(
-                f"{where} = {show(value)}: a number is written with ASCII digits, '.', 'e', "
-                "'/', '+', '-' and ':' only (e.g. \"0.1:0.5:5\", \"1/5\")."
-            )
-    try:
-        return [Fraction(int(r.p), int(r.q)) for r in number_grid(value, where)]
-    except InvalidArgument as e:
-        raise SpecError(str(e)) from None
-    except ValueError:  # what the engine's reader did not foresee is still the spec's fault
-        raise SpecError(
-            f'{where} = {show(value)}: expected a number, a list of numbers, or "start:stop:count".'
-        ) from None
-
-
-def _in_range(values: list[Fraction], name: str, where: str, what: str) -> None:
-    """The engine's accepted range of ``name`` (the CLI's rule), checked before any work."""
-    from ..internal import RANGES
-
-    lo, hi = RANGES[name]
-    for x in values:
-        if x <= 0:
-            raise SpecError(f"{where} = {_text(x)}: every {what} must be > 0.")
-        if not lo <= x <= hi:
-            raise SpecError(
-                f"{where} = {_text(x)} is outside the accepted range [{float(lo):g}, "
-                f"{float(hi):g}] of {what} (docs/limits.md)."
-            )
-
-
-def _ints(value: Any, where: str, minimum: int, maximum: int | None = None) -> list[int]:
-    items = value if isinstance(value, list) else [value]
-    if not items:
-        raise SpecError(f"{where} = []: give at least one value.")
-    if len(items) > _limits.MAX_LIST:
-        raise BudgetExceeded(
-            f"{where} has {len(items)} values; the limit is {_limits.MAX_LIST} per list "
-            "(docs/limits.md); split the sweep into several specs."
-        )
-    for v in items:
-        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-            raise SpecError(f"{where} = {show(value)}: expected integers ≥ {minimum}.")
-        if maximum is not None and v > maximum:
-            raise SpecError(f"{where} = {show(value)}: expected integers ≤ {maximum}.")
-    return list(items)
-
-
-def _int(value: Any, where: str, minimum: int, maximum: int | None = None) -> int:
-    bad = isinstance(value, bool) or not isinstance(value, int) or value < minimum
-    if bad or (maximum is not None and value > maximum):
-        bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
-        raise SpecError(f"{where} = {show(value)}: expected an integer {bound}.")
-    return int(value)
-
-
-def _choice(value: Any, where: str, choices: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise SpecError(f"{where} = {show(value)}: choose one of {', '.join(choices)}.")
-    return str(value)
-
-
-def _strings(value: Any, where: str) -> list[str]:
-    items = value if isinstance(value, list) else [value]
-    if not items or any(not isinstance(v, str) or not v.strip() for v in items):
-        raise SpecError(f"{where} = {show(value)}: expected a non-empty string or list of strings.")
-    if len(items) > _limits.MAX_LIST:
-        raise BudgetExceeded(
-            f"{where} has {len(items)} values; the limit is {_limits.MAX_LIST} per list "
-            "(docs/limits.md); split the sweep into several specs."
-        )
-    return [v.strip() for v in items]
-
-
-def _unique(items: list[Any]) -> list[Any]:
-    return list(dict.fromkeys(items))
-
-
-# ---------------------------------------------------------------------------
 # One kind's grid
 # ---------------------------------------------------------------------------
 
@@ -273,14 +175,19 @@ def _known_names(
     """The names under ``key`` (a string or a list), each one ``lookup`` accepts, in order: the
     same parser and rules as the command line's ACT and ``--family``."""
     if value is None:
-        raise SpecError(f"{_where(table, key)} is missing: {missing}")
-    names = _unique(_strings(value, _where(table, key)))
+        raise SpecError(f"{where(table, key)} is missing: {missing}")
+    names = unique(strings(value, where(table, key)))
     for name in names:
         try:
             lookup(name)
         except DeqrmtError as e:
-            raise SpecError(f"{_where(table, key)}: {show(name)}{what}: {e}") from None
+            raise SpecError(f"{where(table, key)}: {show(name)}{what}: {e}") from None
     return names
+
+
+#: ``get(key, default)`` of one kind's settings: (the table it came from, "" for the top level;
+#: the value as TOML gave it, or ``default``).
+_Lookup = Callable[..., tuple[str, Any]]
 
 
 def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
@@ -295,10 +202,26 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
     def get(key: str, default: Any = None) -> tuple[str, Any]:
         return merged.get(key, ("", default))
 
-    out: dict[str, Any] = {}
-    from ..internal import MAX_LAYERS
+    out = _problem_axes(get, kind)
+    if kind in _COEF:
+        t, v = get("tau0", 1)
+        tau0 = unique(numbers(v, where(t, "tau0")))
+        in_range(tau0, "tau0", where(t, "tau0"), "τ0")
+        out["tau0"] = tau0
+    if kind in _DATA:
+        out.update(_data_axes(get, kind, out["sigma_a2"], out["sigma_b2"]))
+    if kind == "validate":
+        out.update(_network_axes(get))
+    if kind == "design":
+        out.update(_design_axes(get))
+    return out
+
+
+def _problem_axes(get: _Lookup, kind: str) -> dict[str, Any]:
+    """The axes every kind has: activations, σ_a², σ_b² (None: 1 − σ_a²), dps, trainable."""
     from ..symbolic import get_activation
 
+    out: dict[str, Any] = {}
     t, v = get("activations")
     out["activations"] = _known_names(
         t, v, "activations", "list the activations to sweep.", get_activation,
@@ -307,123 +230,132 @@ def _settings(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
 
     t, v = get("sigma_a2")
     if v is None:
-        raise SpecError(f"{_where(t, 'sigma_a2')} is missing: give values or start:stop:count.")
-    sa2 = _unique(_numbers(v, _where(t, "sigma_a2")))
+        raise SpecError(f"{where(t, 'sigma_a2')} is missing: give values or start:stop:count.")
+    sa2 = unique(numbers(v, where(t, "sigma_a2")))
     if any(x <= 0 for x in sa2):
-        raise SpecError(f"{_where(t, 'sigma_a2')} = {show(v)}: every σ_a² must be > 0.")
-    _in_range(sa2, "sigma_a2", _where(t, "sigma_a2"), "σ_a²")
+        raise SpecError(f"{where(t, 'sigma_a2')} = {show(v)}: every σ_a² must be > 0.")
+    in_range(sa2, "sigma_a2", where(t, "sigma_a2"), "σ_a²")
     out["sigma_a2"] = sa2
 
     t, v = get("sigma_b2")
     if v is None:
         if any(x >= 1 for x in sa2):
             raise SpecError(
-                f"{_where(t, 'sigma_a2')} has σ_a² ≥ 1, so the default σ_b² = 1 − σ_a² is not "
+                f"{where(t, 'sigma_a2')} has σ_a² ≥ 1, so the default σ_b² = 1 − σ_a² is not "
                 "positive; give sigma_b2."
             )
         out["sigma_b2"] = [None]
     else:
-        sb2 = _unique(_numbers(v, _where(t, "sigma_b2")))
+        sb2 = unique(numbers(v, where(t, "sigma_b2")))
         if any(x <= 0 for x in sb2):
-            raise SpecError(f"{_where(t, 'sigma_b2')} = {show(v)}: every σ_b² must be > 0.")
-        _in_range(sb2, "sigma_b2", _where(t, "sigma_b2"), "σ_b²")
+            raise SpecError(f"{where(t, 'sigma_b2')} = {show(v)}: every σ_b² must be > 0.")
+        in_range(sb2, "sigma_b2", where(t, "sigma_b2"), "σ_b²")
         out["sigma_b2"] = sb2
 
     t, v = get("dps", 20 if kind in _DATA else 30)
-    out["dps"] = _int(v, _where(t, "dps"), 5, 1000)
+    out["dps"] = exact_int(v, where(t, "dps"), 5, 1000)
 
     t, v = get("trainable", ["a", "A"])
-    names = _strings(v, _where(t, "trainable"))
+    names = strings(v, where(t, "trainable"))
     if not set(names) <= {"a", "A", "B"}:
         raise SpecError(
-            f'{_where(t, "trainable")} = {show(v)}: a non-empty subset of "a", "A", "B".'
+            f'{where(t, "trainable")} = {show(v)}: a non-empty subset of "a", "A", "B".'
         )
     out["trainable"] = sorted(set(names), key="aAB".index)
+    return out
 
-    if kind in _COEF:
-        t, v = get("tau0", 1)
-        tau0 = _unique(_numbers(v, _where(t, "tau0")))
-        _in_range(tau0, "tau0", _where(t, "tau0"), "τ0")
-        out["tau0"] = tau0
 
-    if kind in _DATA:
-        for x in sa2 + [b for b in out["sigma_b2"] if b is not None]:
-            if "/" in _text(x):
-                raise SpecError(
-                    f"σ² = {_text(x)} has no finite decimal form, which {kind} tasks need; "
-                    "choose values (or a range step) that are finite decimals."
-                )
-        t, v = get("ratio", 0.8)
-        ok = not isinstance(v, bool) and isinstance(v, (int, float))
-        if not ok or not (0 < v <= _limits.MAX_RATIO):
+def _data_axes(get: _Lookup, kind: str, sa2: list[Fraction], sb2: list[Any]) -> dict[str, Any]:
+    """The data of ``exact`` and ``validate`` tasks: ratio p/n, n, seeds and the preset; their
+    σ's must be finite decimals (torch takes them as floats)."""
+    for x in sa2 + [b for b in sb2 if b is not None]:
+        if "/" in text(x):
             raise SpecError(
-                f"{_where(t, 'ratio')} = {show(v)}: expected a number p/n in (0, "
-                f"{_limits.MAX_RATIO}]."
+                f"σ² = {text(x)} has no finite decimal form, which {kind} tasks need; "
+                "choose values (or a range step) that are finite decimals."
             )
-        out["ratio"] = float(v)
-        t, v = get("n")
-        if v is None:
-            raise SpecError(f"{_where(t, 'n')} is missing: {kind} tasks need sample sizes.")
-        ns = _unique(_ints(v, _where(t, "n"), 8))
-        for n in ns:
-            if round(out["ratio"] * n) < 16:
-                raise SpecError(
-                    f"{_where(t, 'n')}: n = {n} gives p = round(ratio·n) = "
-                    f"{round(out['ratio'] * n)} < 16; use a larger n."
-                )
-        out["n"] = ns
-        out["n_where"] = _where(t, "n")
-        t, v = get("seeds", 1)
-        if isinstance(v, int) and not isinstance(v, bool):
-            count = _int(v, _where(t, "seeds"), 1)
-            if count > _limits.MAX_SEEDS:
-                raise BudgetExceeded(
-                    f"{_where(t, 'seeds')} = {show(v)}: the limit is {_limits.MAX_SEEDS} seeds "
-                    "(docs/limits.md); split the seeds over several specs (seeds = [list])."
-                )
-            out["seeds"] = list(range(count))
-        else:
-            items = v if isinstance(v, list) else [v]
-            if len(items) > _limits.MAX_SEEDS:
-                raise BudgetExceeded(
-                    f"{_where(t, 'seeds')} lists {len(items)} seeds; the limit is "
-                    f"{_limits.MAX_SEEDS} (docs/limits.md)."
-                )
-            for s in items:
-                if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= _limits.MAX_SEED:
-                    raise SpecError(
-                        f"{_where(t, 'seeds')} = {show(v)}: expected a count, or a list of "
-                        f"integer seeds in [0, 2^63 − 1]."
-                    )
-            if not items:
-                raise SpecError(f"{_where(t, 'seeds')} = []: give at least one seed.")
-            out["seeds"] = _unique(list(items))
-        t, v = get("preset", "paper")
-        out["preset"] = _choice(v, _where(t, "preset"), _PRESETS)
+    out: dict[str, Any] = {}
+    t, v = get("ratio", 0.8)
+    ok = not isinstance(v, bool) and isinstance(v, (int, float))
+    if not ok or not (0 < v <= _limits.MAX_RATIO):
+        raise SpecError(
+            f"{where(t, 'ratio')} = {show(v)}: expected a number p/n in (0, {_limits.MAX_RATIO}]."
+        )
+    out["ratio"] = float(v)
+    t, v = get("n")
+    if v is None:
+        raise SpecError(f"{where(t, 'n')} is missing: {kind} tasks need sample sizes.")
+    ns = unique(ints(v, where(t, "n"), 8))
+    for n in ns:
+        if round(out["ratio"] * n) < 16:
+            raise SpecError(
+                f"{where(t, 'n')}: n = {n} gives p = round(ratio·n) = "
+                f"{round(out['ratio'] * n)} < 16; use a larger n."
+            )
+    out["n"] = ns
+    out["n_where"] = where(t, "n")
+    out["seeds"] = _seeds(*get("seeds", 1))
+    t, v = get("preset", "paper")
+    out["preset"] = choice(v, where(t, "preset"), _PRESETS)
+    return out
 
-    if kind == "validate":
-        t, v = get("m", 2048)
-        out["m"] = _unique(_ints(v, _where(t, "m"), 1))
-        out["m_where"] = _where(t, "m")
-        t, v = get("draws", 1)
-        out["draws"] = _int(v, _where(t, "draws"), 1, _limits.MAX_DRAWS)
-        t, v = get("dtype", "float64")
-        out["dtype"] = _choice(v, _where(t, "dtype"), ("float64", "float32"))
 
-    if kind == "design":
-        from ..internal import MAX_STARTS
-        from ..symbolic import get_family
+def _seeds(t: str, v: Any) -> list[int]:
+    """``seeds``: a count (seeds 0 … count − 1) or a list of seeds, within the budget."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        count = exact_int(v, where(t, "seeds"), 1)
+        if count > _limits.MAX_SEEDS:
+            raise BudgetExceeded(
+                f"{where(t, 'seeds')} = {show(v)}: the limit is {_limits.MAX_SEEDS} seeds "
+                "(docs/limits.md); split the seeds over several specs (seeds = [list])."
+            )
+        return list(range(count))
+    items = v if isinstance(v, list) else [v]
+    if len(items) > _limits.MAX_SEEDS:
+        raise BudgetExceeded(
+            f"{where(t, 'seeds')} lists {len(items)} seeds; the limit is "
+            f"{_limits.MAX_SEEDS} (docs/limits.md)."
+        )
+    for s in items:
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= _limits.MAX_SEED:
+            raise SpecError(
+                f"{where(t, 'seeds')} = {show(v)}: expected a count, or a list of "
+                f"integer seeds in [0, 2^63 − 1]."
+            )
+    if not items:
+        raise SpecError(f"{where(t, 'seeds')} = []: give at least one seed.")
+    return unique(list(items))
 
-        t, v = get("family")
-        out["family"] = _known_names(t, v, "family", "design tasks need an ENN family.", get_family)
-        t, v = get("layers")
-        out["layers"] = None if v is None else _int(v, _where(t, "layers"), 1, MAX_LAYERS)
-        t, v = get("kernel", "ck")
-        out["kernel"] = _choice(v, _where(t, "kernel"), ("ck", "ntk"))
-        t, v = get("starts", 24)
-        out["starts"] = _int(v, _where(t, "starts"), 1, MAX_STARTS)
-        t, v = get("seed", 0)
-        out["seed"] = _int(v, _where(t, "seed"), 0, _limits.MAX_SEED)
+
+def _network_axes(get: _Lookup) -> dict[str, Any]:
+    """The Monte Carlo DEQs of ``validate`` tasks: width m, draws, dtype."""
+    out: dict[str, Any] = {}
+    t, v = get("m", 2048)
+    out["m"] = unique(ints(v, where(t, "m"), 1))
+    out["m_where"] = where(t, "m")
+    t, v = get("draws", 1)
+    out["draws"] = exact_int(v, where(t, "draws"), 1, _limits.MAX_DRAWS)
+    t, v = get("dtype", "float64")
+    out["dtype"] = choice(v, where(t, "dtype"), ("float64", "float32"))
+    return out
+
+
+def _design_axes(get: _Lookup) -> dict[str, Any]:
+    """What ``design`` tasks search: family, layers, kernel, starts, seed."""
+    from ..internal import MAX_LAYERS, MAX_STARTS
+    from ..symbolic import get_family
+
+    out: dict[str, Any] = {}
+    t, v = get("family")
+    out["family"] = _known_names(t, v, "family", "design tasks need an ENN family.", get_family)
+    t, v = get("layers")
+    out["layers"] = None if v is None else exact_int(v, where(t, "layers"), 1, MAX_LAYERS)
+    t, v = get("kernel", "ck")
+    out["kernel"] = choice(v, where(t, "kernel"), ("ck", "ntk"))
+    t, v = get("starts", 24)
+    out["starts"] = exact_int(v, where(t, "starts"), 1, MAX_STARTS)
+    t, v = get("seed", 0)
+    out["seed"] = exact_int(v, where(t, "seed"), 0, _limits.MAX_SEED)
     return out
 
 
@@ -466,20 +398,20 @@ def _grid(kind: str, s: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
                 base = {
                     "kind": kind,
                     "activation": act,
-                    "sigma_a2": _text(sa2),
-                    "sigma_b2": None if sb2 is None else _text(sb2),
+                    "sigma_a2": text(sa2),
+                    "sigma_b2": None if sb2 is None else text(sb2),
                     "dps": s["dps"],
                     "trainable": list(s["trainable"]),
                 }
                 if kind in ("coefficients", "certify"):
                     for t0 in s["tau0"]:
-                        yield {**base, "tau0": _text(t0)}
+                        yield {**base, "tau0": text(t0)}
                 elif kind == "design":
                     for t0 in s["tau0"]:
                         for fam in s["family"]:
                             yield {
                                 **base,
-                                "tau0": _text(t0),
+                                "tau0": text(t0),
                                 "family": fam,
                                 "layers": s["layers"],
                                 "kernel": s["kernel"],
@@ -521,14 +453,14 @@ def parse_spec(text: str, *, source: str | os.PathLike[str] | None = None) -> Sw
     """
     if not isinstance(text, str):
         raise SpecError(f"a spec is TOML text, got {type(text).__name__}.")
-    name = _plain(os.fspath(source)) if source is not None else "<spec>"
+    name = plain(os.fspath(source)) if source is not None else "<spec>"
     raw = parse_toml(text, name)
     v = raw.get("kind")
     if v is None:
         raise SpecError(f"{name}: the key kind is missing; choose from {', '.join(KINDS)}.")
-    kinds = _unique(_strings(v, "kind"))
+    kinds = unique(strings(v, "kind"))
     for k in kinds:
-        _choice(k, "kind", KINDS)
+        choice(k, "kind", KINDS)
     for key, value in raw.items():
         if key == "kind":
             continue
@@ -543,7 +475,7 @@ def parse_spec(text: str, *, source: str | os.PathLike[str] | None = None) -> Sw
                 if sub not in _APPLIES or key not in _APPLIES[sub]:
                     usable = sorted(k for k, ks in _APPLIES.items() if key in ks)
                     raise SpecError(
-                        f"{name}: [{key}].{_plain(sub)} is not a {key} setting; allowed: "
+                        f"{name}: [{key}].{plain(sub)} is not a {key} setting; allowed: "
                         f"{', '.join(usable)}."
                     )
             continue

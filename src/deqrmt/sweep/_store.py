@@ -15,154 +15,50 @@ Why SQLite rather than a Parquet dataset:
 
 The rollback journal (not WAL) is used so that the store stays a single file between runs.
 
-Tables:
-
-``results``: one row per finished task: ``key`` (the task key, primary key), ``kind``,
-``inputs`` (canonical JSON), ``outputs`` (JSON with exact decimal strings and floats, NULL on
-error), ``error`` (``"Type: message"``, NULL on success), ``seconds`` (task wall time),
-``stages`` (JSON: per-stage seconds), ``started``/``finished`` (Unix times), ``host``, ``pid``,
-``worker`` (the Dask worker address), ``version`` (deqrmt), ``run_id`` (which run wrote it).
-
-``runs``: one row per invocation: ``run_id``, ``started``, ``finished``, ``spec`` (path),
+The tables and the record of one row: :mod:`deqrmt.sweep._store_schema`.
 
 **A store is untrusted input** (it may come from a shared disk or a colleague).  It is opened
 only if it is a regular file (never through a symbolic link, which would write to the link's
 target; never a FIFO or a device) and if its schema is exactly the one above (no other table,
-view, trigger or index); every row read is validated (types, JSON that parses within
-:data:`MAX_JSON_DEPTH` levels, sizes within :data:`MAX_CELL`) before anything uses it.
-Anything else is a :class:`deqrmt.StoreError` naming the store and the fix.
+view, trigger or index; :mod:`deqrmt.sweep._store_file`); every row read is validated (types,
+JSON that parses within :data:`MAX_JSON_DEPTH` levels, sizes within :data:`MAX_CELL`;
+:mod:`deqrmt.sweep._store_rows`) before anything uses it.  Anything else is a
+:class:`deqrmt.StoreError` naming the store and the fix.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import math
 import os
 import sqlite3
-import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
-from .._errors import InvalidArgument, StoreError
+from .._errors import StoreError
 from .._version import __version__
+from . import _store_file
 from ._limits import show
 from ._signals import deferred_interrupts, phase
+from ._store_rows import ANOTHER_STORE, RowReader
+from ._store_schema import (
+    APPLICATION_ID,
+    COLUMNS,
+    MAX_CELL,
+    MAX_JSON_DEPTH,
+    OBJECTS,
+    RUN_COLUMNS,
+    SCHEMA,
+    TABLES,
+    Record,
+    normal_sql,
+)
 
 __all__ = ["MAX_CELL", "MAX_JSON_DEPTH", "Record", "ResultStore"]
-
-_TABLES = (
-    """CREATE TABLE runs (
-    run_id INTEGER PRIMARY KEY AUTOINCREMENT,
-    started REAL NOT NULL,
-    finished REAL,
-    spec TEXT,
-    spec_sha256 TEXT,
-    scheduler TEXT,
-    tasks INTEGER,
-    submitted INTEGER,
-    completed INTEGER,
-    failed INTEGER,
-    interrupted INTEGER,
-    version TEXT NOT NULL
-)""",
-    """CREATE TABLE results (
-    key TEXT PRIMARY KEY NOT NULL,
-    kind TEXT NOT NULL,
-    inputs TEXT NOT NULL,
-    outputs TEXT,
-    error TEXT,
-    seconds REAL,
-    stages TEXT,
-    started REAL,
-    finished REAL NOT NULL,
-    host TEXT,
-    pid INTEGER,
-    worker TEXT,
-    version TEXT NOT NULL,
-    run_id INTEGER REFERENCES runs(run_id),
-    CHECK ((outputs IS NULL) <> (error IS NULL))
-)""",
-)
-#: The objects of a store, as ``sqlite_master`` lists them (``sqlite_sequence`` comes with
-#: AUTOINCREMENT, the index with the primary key); a store holding anything else is refused.
-_OBJECTS = {
-    ("table", "runs"),
-    ("table", "results"),
-    ("table", "sqlite_sequence"),
-    ("index", "sqlite_autoindex_results_1"),
-}
-#: ``PRAGMA application_id`` of a store this version created ("dqrm"); 0 for older ones.
-APPLICATION_ID = 0x6471726D
-_COLUMNS = (
-    "key", "kind", "inputs", "outputs", "error", "seconds", "stages", "started", "finished",
-    "host", "pid", "worker", "version", "run_id",
-)  # fmt: skip
-_RUN_COLUMNS = (
-    "run_id", "started", "finished", "spec", "spec_sha256", "scheduler", "tasks", "submitted",
-    "completed", "failed", "interrupted", "version",
-)  # fmt: skip
-#: Characters of one stored text (a result's JSON is a few KB; a design's some 10 KB).
-MAX_CELL = 4 * 2**20
-#: Nesting of a stored JSON value (the deepest one deqrmt writes has 4 levels).
-MAX_JSON_DEPTH = 32
-_KINDS = ("coefficients", "exact", "validate", "design", "certify")  # = _spec.KINDS
-_SIDE_FILES = ("-journal", "-wal", "-shm")
-
-
-def _normal(sql: str | None) -> str:
-    return " ".join((sql or "").split())
-
-
-_SCHEMA = {_normal(sql) for sql in _TABLES}
-
-
-@dataclasses.dataclass(frozen=True)
-class Record:
-    """One row of ``results``: a finished task, successful (``outputs``) or not (``error``)."""
-
-    key: str
-    kind: str
-    inputs: Mapping[str, Any]
-    outputs: Mapping[str, Any] | None
-    error: str | None
-    seconds: float | None
-    finished: float
-    stages: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    started: float | None = None
-    host: str | None = None
-    pid: int | None = None
-    worker: str | None = None
-    version: str = __version__
-    run_id: int | None = None
-
-    def __post_init__(self) -> None:
-        if (self.outputs is None) == (self.error is None):
-            raise InvalidArgument(
-                f"a record has outputs or an error, not both or neither (key={show(self.key)})."
-            )
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-def _file_kind(mode: int) -> str:
-    for test, what in (
-        (stat.S_ISLNK, "a symbolic link"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return what
-    return "not a regular file"
 
 
 class ResultStore:
@@ -200,16 +96,17 @@ class ResultStore:
         except TypeError:
             raise StoreError(f"a store is a file path, got {type(path).__name__}.") from None
         self._name = show(str(self.path))
+        self._rows = RowReader(self._name)
         self._db: sqlite3.Connection | None = None
         created = False
         with deferred_interrupts():
-            ident = self._existing()
+            ident = _store_file.existing(self.path, self._name)
             if ident is None and not create:
                 self._refuse(
                     "does not exist", "give the path of a sweep's store (SPEC.sqlite by default)"
                 )
             if ident is None:
-                ident = self._create()
+                ident = _store_file.create(self.path, self._name)
                 created = True
             try:
                 self._connect(ident, created)
@@ -223,64 +120,11 @@ class ResultStore:
 
     # -- opening -----------------------------------------------------------------------------
 
-    def _refuse(self, why: str, fix: str = "give another --store, or move this file away") -> None:
-        raise StoreError(f"store {self._name} {why}; {fix}.")
-
-    def _existing(self) -> tuple[int, int] | None:
-        """(device, inode) of the store if it exists and is a regular file; None if absent."""
-        try:
-            st = os.lstat(self.path)
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as e:
-            raise StoreError(
-                f"cannot open the store {self._name}: {getattr(e, 'strerror', None) or e}."
-            ) from None
-        if stat.S_ISLNK(st.st_mode):
-            self._refuse(
-                "is a symbolic link (a store is never opened through a link: writing it would "
-                "change the link's target, or create a file elsewhere)",
-                "give the path of the file itself, or a new path",
-            )
-        if not stat.S_ISREG(st.st_mode):
-            self._refuse(
-                f"is {_file_kind(st.st_mode)}, not a regular file", "give the path of a file"
-            )
-        return st.st_dev, st.st_ino
-
-    def _create(self) -> tuple[int, int]:
-        """Create an empty store file; never through a link, never over anything."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
-        except FileExistsError:  # appeared meanwhile (or a dangling link): check it as it is
-            ident = self._existing()
-            if ident is None:
-                self._refuse("changed while being opened", "try again")
-            assert ident is not None
-            return ident
-        except (OSError, ValueError) as e:
-            raise StoreError(
-                f"cannot create the store {self._name}: {getattr(e, 'strerror', None) or e}."
-            ) from None
-        try:
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        return st.st_dev, st.st_ino
+    def _refuse(self, why: str, fix: str = f"{ANOTHER_STORE}, or move this file away") -> NoReturn:
+        _store_file.refuse(self._name, why, fix)
 
     def _connect(self, ident: tuple[int, int], created: bool) -> None:
-        for suffix in _SIDE_FILES:  # SQLite would write through a planted link here too
-            side = f"{self.path}{suffix}"
-            with contextlib.suppress(OSError):
-                st = os.lstat(side)
-                if not stat.S_ISREG(st.st_mode):
-                    self._refuse(
-                        f"has a companion {show(os.path.basename(side))} that is "
-                        f"{_file_kind(st.st_mode)}",
-                        "remove it",
-                    )
+        _store_file.check_companions(self.path, self._name)
         try:
             # isolation_level=None: we open each transaction ourselves (BEGIN IMMEDIATE).
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
@@ -291,7 +135,7 @@ class ResultStore:
             if not objects:
                 self._db.execute("PRAGMA journal_mode=DELETE")
                 with self._transaction():
-                    for sql in _TABLES:
+                    for sql in TABLES:
                         self._db.execute(sql)
                     self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             else:
@@ -301,16 +145,11 @@ class ResultStore:
             self._check_sizes()
         except sqlite3.OperationalError as e:
             if "locked" in str(e):
-                self._refuse("is locked by another process", "wait for it, or give another --store")
+                self._refuse("is locked by another process", f"wait for it, or {ANOTHER_STORE}")
             self._refuse(f"cannot be used ({e})")
         except sqlite3.DatabaseError as e:
             self._refuse(f"is not a usable sweep store ({e})")
-        try:
-            now: os.stat_result | None = os.lstat(self.path)
-        except OSError:
-            now = None
-        if now is None or not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != ident:
-            self._refuse("changed while being opened", "try again")
+        _store_file.check_unchanged(self.path, self._name, ident)
         del created
 
     def _check_schema(self, objects: list[tuple[Any, ...]]) -> None:
@@ -320,12 +159,12 @@ class ResultStore:
         names = set()
         for kind, name, _table, sql in objects:
             names.add((kind, name))
-            if (kind, name) not in _OBJECTS:
+            if (kind, name) not in OBJECTS:
                 self._refuse(
                     f"holds the {show(kind)} {show(name)}, which a deqrmt store never has "
                     "(a tampered or foreign database)"
                 )
-            if kind == "table" and name in ("runs", "results") and _normal(sql) not in _SCHEMA:
+            if kind == "table" and name in ("runs", "results") and normal_sql(sql) not in SCHEMA:
                 self._refuse(f"has a table {name} with another schema than deqrmt's")
         if not {("table", "runs"), ("table", "results")} <= names:
             self._refuse("is another SQLite database (no deqrmt tables runs and results)")
@@ -381,7 +220,7 @@ class ResultStore:
         with deferred_interrupts(), self._transaction():
             phase("store-commit")
             cur = self._db_execute(
-                f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+                f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
                 "ON CONFLICT(key) DO NOTHING",
                 row,
             )
@@ -434,14 +273,14 @@ class ResultStore:
         """Keys of every stored task (successful or failed)."""
         out = set()
         for (key,) in self._db_execute("SELECT key FROM results"):
-            out.add(self._check(key, str, "key", "?"))
+            out.add(self._rows.check(key, str, "key", "?"))
         return out
 
     def records(self, keys: Iterable[str] | None = None) -> list[Record]:
         """Stored records (all, or those among ``keys``), in the order they were written."""
-        rows = self._db_execute(f"SELECT {', '.join(_COLUMNS)} FROM results ORDER BY rowid")
+        rows = self._db_execute(f"SELECT {', '.join(COLUMNS)} FROM results ORDER BY rowid")
         wanted = None if keys is None else set(keys)
-        return [self._record(r) for r in rows if wanted is None or r[0] in wanted]
+        return [self._rows.record(r) for r in rows if wanted is None or r[0] in wanted]
 
     def to_rows(self, keys: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """The stored tasks (all, or those among ``keys``) as a table: one dict per task,
@@ -480,9 +319,9 @@ class ResultStore:
             "WHERE error IS NULL AND seconds IS NOT NULL"
         )
         for key, kind, inputs, secs in rows:
-            kind = self._kind(kind, key)
-            act = self._json(inputs, "inputs", key).get("activation")
-            secs = self._number(secs, "seconds", key)
+            kind = self._rows.kind(kind, key)
+            act = self._rows.json(inputs, "inputs", key).get("activation")
+            secs = self._rows.number(secs, "seconds", key)
             k = (kind, str(act))
             out[k] = min(out.get(k, math.inf), secs)
         return out
@@ -496,13 +335,13 @@ class ResultStore:
 
     def runs(self) -> list[dict[str, Any]]:
         """The ``runs`` table, oldest first."""
-        cur = self._db_execute(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs ORDER BY run_id")
+        cur = self._db_execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY run_id")
         out = []
         for r in cur:
-            for name, v in zip(_RUN_COLUMNS, r, strict=True):
+            for name, v in zip(RUN_COLUMNS, r, strict=True):
                 if not (v is None or isinstance(v, int | float | str)):
                     self._refuse(f"has a run {show(r[0])} whose {name} is {type(v).__name__}")
-            out.append(dict(zip(_RUN_COLUMNS, r, strict=True)))
+            out.append(dict(zip(RUN_COLUMNS, r, strict=True)))
         return out
 
     # -- helpers -----------------------------------------------------------------------------
@@ -515,8 +354,8 @@ class ResultStore:
         except sqlite3.OperationalError as e:
             if "locked" in str(e):
                 raise StoreError(
-                    f"store {self._name} is locked by another process; wait for it, or give "
-                    "another --store."
+                    f"store {self._name} is locked by another process; wait for it, or "
+                    f"{ANOTHER_STORE}."
                 ) from None
             raise StoreError(f"store {self._name} cannot be used ({e}).") from None
         except sqlite3.DatabaseError as e:
@@ -530,79 +369,6 @@ class ResultStore:
         if self._db is None:
             raise StoreError(f"store {self._name} is closed.")
         return _Transaction(self._db, self._name)
-
-    def _bad(self, key: Any, column: str, why: str) -> StoreError:
-        return StoreError(
-            f"store {self._name}: the row {show(key)} has {column} {why}, which deqrmt never "
-            "writes (a store changed outside deqrmt); delete that row, or give another --store."
-        )
-
-    def _check(self, value: Any, types: Any, column: str, key: Any, *, null: bool = False) -> Any:
-        if value is None and null:
-            return None
-        if not isinstance(value, types) or isinstance(value, bool):
-            raise self._bad(key, column, f"of type {type(value).__name__}")
-        return value
-
-    def _number(self, value: Any, column: str, key: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self._bad(key, column, f"of type {type(value).__name__}, not a number")
-        if not math.isfinite(value):
-            raise self._bad(key, column, "not finite")
-        return float(value)
-
-    def _optional_number(self, value: Any, column: str, key: Any) -> float | None:
-        return None if value is None else self._number(value, column, key)
-
-    def _kind(self, value: Any, key: Any) -> str:
-        if value not in _KINDS:
-            raise self._bad(key, "kind", f"= {show(value)}, not a task kind")
-        return str(value)
-
-    def _json(self, text: Any, column: str, key: Any) -> dict[str, Any]:
-        if not isinstance(text, str):
-            raise self._bad(key, column, f"of type {type(text).__name__}, not JSON text")
-        try:
-            value = json.loads(text)
-        except RecursionError:
-            raise self._bad(key, column, f"nested beyond {MAX_JSON_DEPTH} levels") from None
-        except ValueError:
-            raise self._bad(key, column, "that is not JSON") from None
-        if not isinstance(value, dict):
-            raise self._bad(key, column, f"that is JSON {type(value).__name__}, not an object")
-        if _depth(value) > MAX_JSON_DEPTH:
-            raise self._bad(key, column, f"nested beyond {MAX_JSON_DEPTH} levels")
-        return value
-
-    def _record(self, row: tuple[Any, ...]) -> Record:
-        d = dict(zip(_COLUMNS, row, strict=True))
-        key = self._check(d["key"], str, "key", d["key"])
-        stages = {} if d["stages"] in (None, "") else self._json(d["stages"], "stages", key)
-        for name, v in stages.items():
-            self._number(v, f"stages[{show(name)}]", key)
-        outputs = None if d["outputs"] is None else self._json(d["outputs"], "outputs", key)
-        error = self._check(d["error"], str, "error", key, null=True)
-        if (outputs is None) == (error is None):
-            raise self._bad(key, "outputs and error", "both set or both empty")
-        pid = self._check(d["pid"], int, "pid", key, null=True)
-        run_id = self._check(d["run_id"], int, "run_id", key, null=True)
-        finished = self._number(d["finished"], "finished", key)
-        return Record(
-            key=key,
-            kind=self._kind(d["kind"], key),
-            inputs=self._json(d["inputs"], "inputs", key),
-            outputs=outputs,
-            error=error,
-            seconds=self._optional_number(d["seconds"], "seconds", key),
-            finished=finished,
-            stages=stages,
-            started=self._optional_number(d["started"], "started", key),
-            host=self._check(d["host"], str, "host", key, null=True),
-            pid=pid,
-            worker=self._check(d["worker"], str, "worker", key, null=True),
-            version=self._check(d["version"], str, "version", key),
-            run_id=run_id,
-        )
 
 
 class _Transaction:
@@ -618,8 +384,8 @@ class _Transaction:
         except sqlite3.OperationalError as e:
             if "locked" in str(e):
                 raise StoreError(
-                    f"store {self._name} is locked by another process; wait for it, or give "
-                    "another --store."
+                    f"store {self._name} is locked by another process; wait for it, or "
+                    f"{ANOTHER_STORE}."
                 ) from None
             raise StoreError(f"store {self._name} cannot be written ({e}).") from None
 
@@ -636,21 +402,6 @@ class _Transaction:
         self._db.execute("ROLLBACK")
         if isinstance(ev, sqlite3.DatabaseError):
             raise StoreError(f"store {self._name} cannot be written ({ev}).") from None
-
-
-def _depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value, without recursion."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict):
-            deepest = max(deepest, d)
-            stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
-            deepest = max(deepest, d)
-            stack.extend((x, d + 1) for x in v)
-    return deepest
 
 
 def _dumps(obj: Any) -> str:

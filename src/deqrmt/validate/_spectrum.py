@@ -15,12 +15,14 @@ r"""Predicted eigenvalue spectra of the DEQ's CK and NTK, and their Monte Carlo 
 Each sampled spectrum is compared with the prediction by
 :func:`deqrmt.numeric.kolmogorov_distance` (bulk without spikes and atoms) and by the relative error of the top spike.
 Only the prediction needs no torch.
+
+Here: the arguments checked, the steps in order, the verdict.  The records are in
+:mod:`._spectrum_records`, the laws in :mod:`._spectrum_laws`, the sampling in
+:mod:`._spectrum_mc`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -28,8 +30,10 @@ import numpy as np
 
 from .._errors import BudgetExceeded, InvalidArgument
 from ..internal import GRID_POINTS
-from ..numeric import Kolmogorov, SpectralLaw, kolmogorov_distance
+from ..numeric import SpectralLaw
 from ._data import GaussianMixture, paper_mixture
+from ._spectrum_laws import Laws, design_law, design_network, mixture_laws, sphere_laws
+from ._spectrum_records import KernelSpectrum, MonteCarloSpectrum, SpectrumReport
 
 __all__ = [
     "MAX_MC_N",
@@ -49,411 +53,11 @@ MAX_MC_ENTRIES = 50_000_000
 MAX_N = 10_000_000
 
 
-@dataclasses.dataclass(frozen=True)
-class MonteCarloSpectrum:
-    """Sampled eigenvalues of one kernel matrix and how they compare with the prediction.
-
-    Attributes:
-      label: which matrix: ``"exact"`` (the exact infinite-width kernel on the sampled data),
-        ``"width"`` (a finite-width DEQ) or ``"explicit"`` (the explicit network: Corollary 1's
-        quadratic on the sphere, the designed ENN on the mixture).
-      eigenvalues: its n eigenvalues, increasing (float64).
-      check: the :class:`~deqrmt.numeric.Kolmogorov` comparison with the predicted law: the
-        Kolmogorov distance of the bulk and the sampled eigenvalues matched to the spikes.
-
-    ``to_dict()`` is the ``mc`` object of ``deqrmt spectrum --json``: ``label``, ``eigenvalues``,
-    ``kolmogorov``, ``kolmogorov_with_atoms``, ``spikes``, ``spike_errors``, ``bulk_count``.
-    """
-
-    label: str
-    eigenvalues: np.ndarray
-    check: Kolmogorov
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``mc`` object of ``deqrmt spectrum --json`` (plain floats and lists)."""
-        return {
-            "label": self.label,
-            "eigenvalues": [float(v) for v in self.eigenvalues],
-            **self.check.to_dict(),
-        }
-
-
-@dataclasses.dataclass(frozen=True)
-class KernelSpectrum:
-    """The predicted law of one kernel (CK or NTK) and, with Monte Carlo, the sampled spectra.
-
-    Attributes:
-      kind: ``"ck"`` or ``"ntk"``.
-      law: the predicted :class:`~deqrmt.SpectralLaw` (density, support, atoms, spikes,
-        alignments) of the kernel's equivalent.
-      coefficients: the equivalent's scalars as floats: ``alpha``, ``beta``, ``mu`` on the
-        sphere (α11ᵀ + βXᵀX + μI, HLD 2023 Theorems 1 and 3); ``c1``, ``c2``, ``c3``,
-        ``diagonal`` on the mixture ((α*₁, α*₂, α*₃, γ*²) for the CK, (β*₁, β*₂, β*₃, κ*²) for
-        the NTK, ICML 2024 Theorems 1–2).
-      samples: with ``mc=True``, a :class:`MonteCarloSpectrum` per sampled matrix: the exact
-        infinite-width kernel first (``"exact"``), then a finite-width DEQ (``"width"``) and the
-        explicit network (``"explicit"``) when they were computed; empty otherwise.
-      explicit: the designed ENN's own predicted law and scalars (``enn=…``, for the design's
-        kernel only), else None.
-
-    ``sample(label)`` returns the sample of that label or None.  ``to_dict()`` is the ``ck`` /
-    ``ntk`` object of ``deqrmt spectrum --json`` (docs/json.md): the law's ``density``,
-    ``support``, ``atoms``, ``spikes``, ``alignments``, then ``equivalent``, ``enn`` and ``mc``.
-    """
-
-    kind: str
-    law: SpectralLaw
-    coefficients: dict[str, float]
-    samples: tuple[MonteCarloSpectrum, ...] = ()
-    explicit: tuple[SpectralLaw, dict[str, float]] | None = None
-
-    def sample(self, label: str) -> MonteCarloSpectrum | None:
-        """The sample labelled ``label`` (``"exact"``, ``"width"``, ``"explicit"``), or None."""
-        return next((s for s in self.samples if s.label == label), None)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``ck`` / ``ntk`` object of ``deqrmt spectrum --json`` (docs/json.md)."""
-        out = self.law.to_dict()
-        out["equivalent"] = dict(self.coefficients)
-        if self.explicit is not None:
-            out["enn"] = {**self.explicit[0].to_dict(), "equivalent": dict(self.explicit[1])}
-        if self.samples:
-            exact = self.samples[0]
-            out["mc"] = exact.to_dict()
-            for s in self.samples[1:]:
-                out["mc"][s.label] = s.to_dict()
-        return out
-
-
-@dataclasses.dataclass(frozen=True)
-class SpectrumReport:
-    """What :func:`spectrum` returns: the setting, the CK and NTK spectra, the verdict.
-
-    Attributes:
-      activation: the activation's name.
-      expression: its SymPy expression in x.
-      setting: the data: ``{"kind": "sphere", "n", "d"}`` or ``{"kind": "gmm", "preset":
-        "paper" | "file", "n", "p", "counts", "tau0"}``.
-      sigma_a2: σ_a² as an exact string (``"1/5"``).
-      sigma_b2: σ_b² as an exact string.
-      coefficients: every verified coefficient the laws come from (name → decimal text): the
-        sphere's ``alpha``, ``beta``, ``mu``, ``ntk_alpha``, … or the mixture's ``tau_star``,
-        ``alpha_1`` … ``kappa_star`` at the data's τ0.
-      ck: the :class:`KernelSpectrum` of the CK.
-      ntk: that of the NTK, or None when the NTK diverges (σ_a² E[φ'²] ≥ 1; see ``notes``).
-      passed: with ``mc=True``, whether every exact kernel's sampled bulk is within ``max_ks``
-        (Kolmogorov distance) and its top spike within ``max_spike_error``; None without.
-      reasons: why ``passed`` is False, one line per failed check.
-      notes: caveats of the derivation and of the Monte Carlo (e.g. no real quadratic network).
-      phi: the parsed :class:`~deqrmt.symbolic.Activation` (for plots).
-      quadratics: sphere only: ``"CK"`` / ``"NTK"`` → Corollary 1's explicit activation
-        σ(t) = a₂t² + a₁t + a₀ as ``(a2, a1, a0)`` (the ``+++`` sign pattern).
-
-    ``figure()`` draws HLD 2023's Figure 1 layout (matplotlib), ``kernels()`` is ``(ck, ntk)``
-    (or ``(ck,)``), and ``to_dict()`` is the ``deqrmt spectrum --json`` object (docs/json.md):
-    ``activation``, ``expression``, ``data``, ``sigma_a2``, ``sigma_b2``, ``coefficients``,
-    ``ck``, ``ntk``, ``passed``, ``reasons``, ``notes``.
-
-    Example:
-      >>> r = spectrum("sqrt(2)*relu", n=200, d=240, points=201)
-      >>> r.passed is None, sorted(r.to_dict())[:4]
-      (True, ['activation', 'ck', 'coefficients', 'data'])
-      >>> [ks.kind for ks in r.kernels()]
-      ['ck', 'ntk']
-    """
-
-    activation: str
-    expression: str
-    setting: dict[str, Any]
-    sigma_a2: str
-    sigma_b2: str
-    coefficients: dict[str, str]
-    ck: KernelSpectrum
-    ntk: KernelSpectrum | None
-    passed: bool | None
-    reasons: tuple[str, ...]
-    notes: tuple[str, ...]
-    phi: Any = dataclasses.field(default=None, repr=False, compare=False)
-    quadratics: dict[str, tuple[float, float, float]] = dataclasses.field(default_factory=dict)
-
-    def figure(self) -> Any:
-        """The HLD 2023 Figure 1 layout as a matplotlib ``Figure`` (for notebooks; needs
-        matplotlib): per kernel (rows CK, NTK) the predicted density, atoms and spikes over the
-        sampled eigenvalues of the implicit kernel and, on the sphere, of the explicit one, and
-        the activations; the pyplot state is left alone."""
-        from ._spectrum_plot import spectrum_figure
-
-        return spectrum_figure(self)
-
-    def kernels(self) -> tuple[KernelSpectrum, ...]:
-        """``(ck, ntk)``, or ``(ck,)`` when the NTK diverges."""
-        return (self.ck,) if self.ntk is None else (self.ck, self.ntk)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``deqrmt spectrum --json`` object (docs/json.md): JSON-ready values only."""
-        return {
-            "activation": self.activation,
-            "expression": self.expression,
-            "data": dict(self.setting),
-            "sigma_a2": self.sigma_a2,
-            "sigma_b2": self.sigma_b2,
-            "coefficients": dict(self.coefficients),
-            "ck": self.ck.to_dict(),
-            "ntk": None if self.ntk is None else self.ntk.to_dict(),
-            "passed": self.passed,
-            "reasons": list(self.reasons),
-            "notes": list(self.notes),
-        }
-
-
 def _int(v: Any, name: str, low: int, high: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int | np.integer) or not low <= v <= high:
         cls = BudgetExceeded if isinstance(v, int | np.integer) and v > high else InvalidArgument
         raise cls(f"{name} must be an integer in [{low}, {high}], got {name}={v!r}.")
     return int(v)
-
-
-# ---------------------------------------------------------------------------
-# The prediction
-# ---------------------------------------------------------------------------
-
-
-def _sphere_laws(
-    act: Any, sigma_a2: Any, sigma_b2: Any, n: int, d: int, points: int
-) -> tuple[Any, list[tuple[str, SpectralLaw, dict[str, float]]]]:
-    from ..numeric import sphere_coefficients, sphere_spectrum
-
-    coef = sphere_coefficients(act, sigma_a2, sigma_b2, d=d, dps=15)
-    v = coef.as_floats()
-    laws = []
-    for kind, pre in (("ck", ""), ("ntk", "ntk_")):
-        al, be, mu = v[f"{pre}alpha"], v[f"{pre}beta"], v[f"{pre}mu"]
-        law = sphere_spectrum(al, be, mu, n, d, points=points)
-        laws.append((kind, law, {"alpha": al, "beta": be, "mu": mu}))
-    return coef, laws
-
-
-def _diagonal_covariances(mix: GaussianMixture) -> np.ndarray:
-    if mix.diagonal:
-        return mix.covariances
-    c = mix.covariances
-    off = c - np.einsum("kii->ki", c)[:, :, None] * np.eye(c.shape[1])
-    if np.abs(off).max() > 0:
-        raise InvalidArgument(
-            "the predicted spectrum needs diagonal class covariances; give their diagonals."
-        )
-    return np.einsum("kii->ki", c).copy()
-
-
-def _mixture_laws(
-    act: Any, sigma_a2: Any, sigma_b2: Any, mix: GaussianMixture, n: int, points: int
-) -> tuple[Any, list[tuple[str, SpectralLaw, dict[str, float]]]]:
-    from ..numeric import deq_coefficients, mixture_spectrum
-
-    counts = mix.counts(n)
-    coef = deq_coefficients(act, sigma_a2, sigma_b2, repr(mix.tau0(n)), 15)
-    v = coef.as_floats()
-    variances = _diagonal_covariances(mix)
-    laws = []
-    keys = [("ck", ("alpha_1", "alpha_2", "alpha_3", "gamma_star"))]
-    if "beta_1" in v:
-        keys.append(("ntk", ("beta_1", "beta_2", "beta_3", "kappa_star")))
-    for kind, (k1, k2, k3, kd) in keys:
-        c = (v[k1], v[k2], v[k3], v[kd] ** 2)
-        law = mixture_spectrum(*c, counts, mix.means, variances, points=points)
-        laws.append((kind, law, {"c1": c[0], "c2": c[1], "c3": c[2], "diagonal": c[3]}))
-    return coef, laws
-
-
-def _enn(
-    design: Any, mix: GaussianMixture, n: int, sigma_a2: Any, sigma_b2: Any
-) -> tuple[Any, Any, str, bool]:
-    """A ``deqrmt design --json`` design (the JSON object or its checked
-    :class:`~deqrmt.validate._design_file.DesignFile`) at this data's τ0: (activations, their
-    explicit coefficients, the design's kernel, whether its input layer is trained)."""
-    from ..numeric import exact_number, explicit_coefficients
-    from ._design_file import DesignFile, check_design
-
-    spec = design if isinstance(design, DesignFile) else check_design(design)
-    for name, given, ours in (
-        ("sigma_a2", sigma_a2, spec.sigma_a2),
-        ("sigma_b2", sigma_b2, spec.sigma_b2),
-    ):
-        if given is None:
-            continue
-        if exact_number(given, name) != exact_number(ours, name):
-            raise InvalidArgument(
-                f"{name}={given} differs from the design's {ours}; use the design's "
-                "σ's, or design for these."
-            )
-    acts = [spec.family.instantiate(list(values)) for values in spec.layers]
-    trained = spec.input_layer_trainable
-    coef = explicit_coefficients(
-        acts, tau0=repr(mix.tau0(n)), dps=15, input_layer_trainable=trained
-    )
-    return acts, coef, spec.kernel, trained
-
-
-def _enn_law(
-    coef: Any, kind: str, mix: GaussianMixture, n: int, points: int
-) -> tuple[SpectralLaw, dict[str, float]]:
-    from ..numeric import mixture_spectrum
-
-    last = coef.as_floats()[-1]
-    keys = ("alpha_1", "alpha_2", "alpha_3", "tau") if kind == "ck" else (
-        "beta_1", "beta_2", "beta_3", "kappa")  # fmt: skip
-    c = (last[keys[0]], last[keys[1]], last[keys[2]], last[keys[3]] ** 2)
-    law = mixture_spectrum(*c, mix.counts(n), mix.means, _diagonal_covariances(mix), points=points)
-    return law, {"c1": c[0], "c2": c[1], "c3": c[2], "diagonal": c[3]}
-
-
-# ---------------------------------------------------------------------------
-# Monte Carlo
-# ---------------------------------------------------------------------------
-
-
-def _eigenvalues(A: np.ndarray, device: str) -> np.ndarray:
-    from ._compare import eigenvalues
-
-    return eigenvalues(A, device)
-
-
-def _hld_width_kernels(
-    act: Any, X: np.ndarray, m: int, sigma_a2: float, sigma_b2: float, seed: int, device: str
-) -> tuple[np.ndarray, np.ndarray]:
-    r"""HLD's CK and NTK of one DEQ of width m: h = σ_a A φ(h)/√m + σ_b B x, f = vᵀh/√m.
-
-    CK = HᵀH/m → Λ* = σ_a² E[φφ] + σ_b² XᵀX (HLD eq. (3)); the NTK over (A, B) is
-    (1/m)(WᵀW) ∘ (σ_a² ZᵀZ + σ_b² XᵀX) with the adjoint w = v + (σ_a/√m) D Aᵀ w,
-    D = diag φ'(h), whose limit (1/m)w_iᵀw_j → 1/(1 − Ġ_ij) gives HLD's K* = G*/(1 − Ġ*).
-    """
-    import torch
-
-    from ._deq import DeqWeights, solve_deq
-
-    w = DeqWeights.draw(m, X.shape[0], sigma_a2=sigma_a2, sigma_b2=sigma_b2, seed=seed,
-                        device=device)  # fmt: skip
-    sol = solve_deq(w, act, X, tol=1e-10)
-    H = sol.H.T  # n × m
-    Xt = torch.as_tensor(X, dtype=torch.float64, device=device)
-    D = act.dphi(H)
-    v = torch.as_tensor(
-        np.random.default_rng([seed, 1]).standard_normal(m), dtype=torch.float64, device=device
-    )
-    c = w.sigma_a / math.sqrt(m)
-    W = v[None, :].expand_as(H).clone()
-    for _ in range(500):
-        new = torch.addcmul(v[None, :], W @ w.A, D, value=c)
-        step = float((new - W).abs().max())
-        W = new
-        if step <= 1e-10 * float(W.abs().max()):
-            break
-    Z = sol.Z.T  # n × m, z = φ(h)/√m
-    lam = sigma_a2 * (Z @ Z.T) + sigma_b2 * (Xt.T @ Xt)
-    ck = (H @ H.T) / m
-    ntk = (W @ W.T) / m * lam
-    return ck.cpu().numpy(), ntk.cpu().numpy()
-
-
-def _icml_width_kernels(
-    act: Any, X: np.ndarray, m: int, sigma_a2: float, sigma_b2: float, seed: int, device: str
-) -> tuple[np.ndarray, np.ndarray]:
-    from ._deq import DeqWeights
-    from ._ntk import empirical_kernels
-
-    w = DeqWeights.draw(m, X.shape[0], sigma_a2=sigma_a2, sigma_b2=sigma_b2, seed=seed,
-                        device=device)  # fmt: skip
-    k = empirical_kernels(w, act, X, tol=1e-10)
-    return k.ck, k.ntk
-
-
-def _monte_carlo(
-    data: str,
-    act_sym: Any,
-    coef: Any,
-    laws: list[tuple[str, SpectralLaw, dict[str, float]]],
-    *,
-    n: int,
-    d: int,
-    mix: GaussianMixture | None,
-    width: int | None,
-    seed: int,
-    device: str,
-    tick: Callable[[str], None],
-    enn: tuple[Any, Any, str, bool] | None = None,
-) -> tuple[dict[str, list[MonteCarloSpectrum]], list[str]]:
-    from ._pointwise import CenteredActivation
-    from ._sweep import resolve_device
-
-    dev = resolve_device(device)
-    notes: list[str] = []
-    mats: dict[str, list[tuple[str, np.ndarray]]] = {"ck": [], "ntk": []}
-    sa2, sb2 = float(coef.sigma_a2), float(coef.sigma_b2)
-    if data == "sphere":
-        from ._sphere_mc import implicit_sphere_kernels, quadratic_sphere_kernels, sphere_sample
-
-        X = sphere_sample(n, d, seed)
-        sk = implicit_sphere_kernels(X, act_sym, coef)
-        mats["ck"].append(("exact", sk.G))
-        mats["ntk"].append(("exact", sk.K))
-        tick("exact kernels")
-        phi = CenteredActivation.from_activation(act_sym, 0.0)
-        if width:
-            ck, ntk = _hld_width_kernels(phi, X, width, sa2, sb2, seed, dev)
-            mats["ck"].append(("width", ck))
-            mats["ntk"].append(("width", ntk))
-            tick(f"DEQ of width {width}")
-        for kind, sols in (("ck", coef.quadratic_ck), ("ntk", coef.quadratic_ntk)):
-            if not sols:
-                notes.append(
-                    f"{kind}: no real quadratic activation of Corollary 1 (α < μ/d, e.g. an odd "
-                    "φ): no explicit network beside the DEQ."
-                )
-                continue
-            q = sols[0]
-            sig, theta = quadratic_sphere_kernels(
-                X, float(q.a2.value), float(q.a1.value), float(q.a0.value)
-            )
-            mats[kind].append(("explicit", sig if kind == "ck" else theta))
-    else:
-        from ._exact import exact_kernels
-
-        assert mix is not None
-        sample = mix.sample(n, np.random.default_rng([seed, n]))
-        phi = CenteredActivation.from_activation(act_sym, float(coef.values["center"].value))
-        ex = exact_kernels(phi, sample.X, sa2, sb2, device=dev)
-        mats["ck"].append(("exact", ex.G))
-        mats["ntk"].append(("exact", ex.K))
-        tick("exact kernels")
-        if width:
-            ck, ntk = _icml_width_kernels(phi, sample.X, width, sa2, sb2, seed, dev)
-            mats["ck"].append(("width", ck))
-            mats["ntk"].append(("width", ntk))
-            tick(f"DEQ of width {width}")
-        if enn is not None:
-            from ._certificate import explicit_exact_kernels
-
-            acts, ecoef, kind, trained = enn
-            centred = [
-                CenteredActivation.from_activation(a, float(layer["center"]))
-                for a, layer in zip(acts, ecoef.as_floats(), strict=True)
-            ]
-            sig, theta = explicit_exact_kernels(centred, sample.X, input_layer_trainable=trained)
-            mats[kind].append(("explicit", sig if kind == "ck" else theta))
-            tick("designed ENN")
-    out: dict[str, list[MonteCarloSpectrum]] = {}
-    for kind, law, _ in laws:
-        out[kind] = []
-        for label, A in mats[kind]:
-            ev = _eigenvalues(A, dev)
-            out[kind].append(MonteCarloSpectrum(label, ev, kolmogorov_distance(law, ev)))
-        tick(f"{kind} eigenvalues")
-    return out, notes
-
-
-# ---------------------------------------------------------------------------
-# The entry point
-# ---------------------------------------------------------------------------
 
 
 def spectrum(
@@ -536,6 +140,47 @@ def spectrum(
     from ..symbolic import get_activation
 
     tick = progress or (lambda _label: None)
+    _check_data(data, mixture, enn)
+    act = get_activation(activation)
+    n, d, mix, width = _sizes(data, n, d, mixture, width, mc)
+    _check_tolerances(max_ks, max_spike_error)
+    coef, laws, setting, quads = _predict(act, data, sigma_a2, sigma_b2, n, d, mix, mixture, points)
+    enn_parts, explicit = _design(enn, mix, n, sigma_a2, sigma_b2, points)
+    tick("predicted laws")
+    notes = list(getattr(coef, "notes", ()))
+    samples: dict[str, list[MonteCarloSpectrum]] = {}
+    if mc:
+        from ._spectrum_mc import sampled_spectra
+
+        samples, more = sampled_spectra(
+            data, act, coef, laws, n=n, d=d, mix=mix, width=width, seed=seed, device=device,
+            tick=tick, enn=enn_parts,
+        )  # fmt: skip
+        notes += more
+    spectra = {
+        kind: KernelSpectrum(kind, law, c, tuple(samples.get(kind, ())), explicit.get(kind))
+        for kind, law, c in laws
+    }
+    passed, reasons = _verdict(spectra, max_ks, max_spike_error) if mc else (None, [])
+    return SpectrumReport(
+        activation=act.name,
+        expression=str(act.expr),
+        setting=setting,
+        sigma_a2=str(coef.sigma_a2),
+        sigma_b2=str(coef.sigma_b2),
+        coefficients={k: v.text for k, v in coef.values.items()},
+        ck=spectra["ck"],
+        ntk=spectra.get("ntk"),
+        passed=passed,
+        reasons=tuple(reasons),
+        notes=tuple(notes),
+        phi=act,
+        quadratics=quads,
+    )
+
+
+def _check_data(data: str, mixture: GaussianMixture | None, enn: Any) -> None:
+    """``data`` is ``sphere`` or ``gmm``; a mixture or a designed ENN only with ``gmm``."""
     if data not in ("sphere", "gmm"):
         raise InvalidArgument(f"data must be 'sphere' or 'gmm', got data={data!r}.")
     if mixture is not None and data != "gmm":
@@ -545,8 +190,26 @@ def spectrum(
             "a designed ENN (enn) is for the Gaussian mixture (data='gmm'); on the sphere the "
             "explicit network is Corollary 1's quadratic, shown with mc=True."
         )
-    act = get_activation(activation)
+
+
+def _check_tolerances(max_ks: float, max_spike_error: float) -> None:
+    for name, v in (("max_ks", max_ks), ("max_spike_error", max_spike_error)):
+        if not (isinstance(v, int | float) and 0 < v <= 1):
+            raise InvalidArgument(f"{name} must be in (0, 1], got {name}={v!r}.")
+
+
+def _sizes(
+    data: str,
+    n: int | None,
+    d: int | None,
+    mixture: GaussianMixture | None,
+    width: int | None,
+    mc: bool,
+) -> tuple[int, int, GaussianMixture | None, int | None]:
+    """n, d (p on the mixture), the mixture (the paper's preset unless given; None on the
+    sphere) and the width, with their defaults, each within its budget."""
     n = _int((1000 if data == "sphere" else 1024) if n is None else n, "n", 4, MAX_N)
+    mix: GaussianMixture | None
     if data == "sphere":
         d = _int(1200 if d is None else d, "d", 2, MAX_N)
         mix = None
@@ -568,61 +231,50 @@ def spectrum(
             raise BudgetExceeded(
                 f"n·d = {n * d} sampled entries, more than {MAX_MC_ENTRIES}; lower n or d."
             )
-    for name, v in (("max_ks", max_ks), ("max_spike_error", max_spike_error)):
-        if not (isinstance(v, int | float) and 0 < v <= 1):
-            raise InvalidArgument(f"{name} must be in (0, 1], got {name}={v!r}.")
+    return n, d, mix, width
+
+
+def _predict(
+    act: Any,
+    data: str,
+    sigma_a2: Any,
+    sigma_b2: Any,
+    n: int,
+    d: int,
+    mix: GaussianMixture | None,
+    mixture: GaussianMixture | None,
+    points: int,
+) -> tuple[Any, Laws, dict[str, Any], dict[str, tuple[float, float, float]]]:
+    """The coefficients, the laws, the data's description (``SpectrumReport.setting``) and, on
+    the sphere, Corollary 1's quadratic activations."""
     quads: dict[str, tuple[float, float, float]] = {}
     if data == "sphere":
-        coef, laws = _sphere_laws(act, sigma_a2, sigma_b2, n, d, points)
+        coef, laws = sphere_laws(act, sigma_a2, sigma_b2, n, d, points)
         setting: dict[str, Any] = {"kind": "sphere", "n": n, "d": d}
-        coefficients = {k: v.text for k, v in coef.values.items()}
         for kind, sols in (("CK", coef.quadratic_ck), ("NTK", coef.quadratic_ntk)):
             if sols:
                 q = sols[0]
                 quads[kind] = (float(q.a2.value), float(q.a1.value), float(q.a0.value))
-    else:
-        assert mix is not None
-        coef, laws = _mixture_laws(act, sigma_a2, sigma_b2, mix, n, points)
-        setting = {
-            "kind": "gmm", "preset": "paper" if mixture is None else "file", "n": n, "p": d,
-            "counts": [int(c) for c in mix.counts(n)], "tau0": repr(mix.tau0(n)),
-        }  # fmt: skip
-        coefficients = {k: v.text for k, v in coef.values.items()}
-    enn_parts = None
-    explicit: dict[str, tuple[SpectralLaw, dict[str, float]]] = {}
-    if enn is not None:
-        assert mix is not None
-        enn_parts = _enn(enn, mix, n, sigma_a2, sigma_b2)
-        explicit[enn_parts[2]] = _enn_law(enn_parts[1], enn_parts[2], mix, n, points)
-    tick("predicted laws")
-    notes = list(getattr(coef, "notes", ()))
-    samples: dict[str, list[MonteCarloSpectrum]] = {}
-    if mc:
-        samples, more = _monte_carlo(
-            data, act, coef, laws, n=n, d=d, mix=mix, width=width, seed=seed, device=device,
-            tick=tick, enn=enn_parts,
-        )  # fmt: skip
-        notes += more
-    spectra = {
-        kind: KernelSpectrum(kind, law, c, tuple(samples.get(kind, ())), explicit.get(kind))
-        for kind, law, c in laws
-    }
-    passed, reasons = _verdict(spectra, max_ks, max_spike_error) if mc else (None, [])
-    return SpectrumReport(
-        activation=act.name,
-        expression=str(act.expr),
-        setting=setting,
-        sigma_a2=str(coef.sigma_a2),
-        sigma_b2=str(coef.sigma_b2),
-        coefficients=coefficients,
-        ck=spectra["ck"],
-        ntk=spectra.get("ntk"),
-        passed=passed,
-        reasons=tuple(reasons),
-        notes=tuple(notes),
-        phi=act,
-        quadratics=quads,
-    )
+        return coef, laws, setting, quads
+    assert mix is not None
+    coef, laws = mixture_laws(act, sigma_a2, sigma_b2, mix, n, points)
+    setting = {
+        "kind": "gmm", "preset": "paper" if mixture is None else "file", "n": n, "p": d,
+        "counts": [int(c) for c in mix.counts(n)], "tau0": repr(mix.tau0(n)),
+    }  # fmt: skip
+    return coef, laws, setting, quads
+
+
+def _design(
+    enn: Any, mix: GaussianMixture | None, n: int, sigma_a2: Any, sigma_b2: Any, points: int
+) -> tuple[Any, dict[str, tuple[SpectralLaw, dict[str, float]]]]:
+    """A designed ENN (None without ``enn``): its layers and coefficients at this data's τ0,
+    and its own predicted law under the name of the design's kernel."""
+    if enn is None:
+        return None, {}
+    assert mix is not None
+    parts = design_network(enn, mix, n, sigma_a2, sigma_b2)
+    return parts, {parts[2]: design_law(parts[1], parts[2], mix, n, points)}
 
 
 def _verdict(

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._spectrum import KernelSpectrum, SpectrumReport
+from ._spectrum_records import KernelSpectrum, SpectrumReport
 
 __all__ = ["plot_spectrum", "spectrum_figure"]
 

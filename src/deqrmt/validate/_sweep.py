@@ -56,7 +56,7 @@ def resolve_device(device: str) -> str:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise InvalidArgument(
-            "--device cuda was asked for but torch sees no CUDA device; use --device cpu."
+            "device='cuda' was asked for but torch sees no CUDA device; use device='cpu'."
         )
     if device not in {"cpu", "cuda"}:
         raise InvalidArgument(f"device must be auto, cpu or cuda, got {device!r}.")
@@ -115,38 +115,38 @@ class ValidationConfig:
 
     def __post_init__(self) -> None:
         if not self.ns or any(not isinstance(n, int) or n < 8 for n in self.ns):
-            raise InvalidArgument(f"--n must be integers ≥ 8, got {self.ns!r}.")
+            raise InvalidArgument(f"ns=… must be integers ≥ 8, got {self.ns!r}.")
         if list(self.ns) != sorted(set(self.ns)):
-            raise InvalidArgument(f"--n must be strictly increasing, got {self.ns!r}.")
+            raise InvalidArgument(f"ns=… must be strictly increasing, got {self.ns!r}.")
         if self.m < 1 or self.draws < 1:
             raise InvalidArgument(
-                f"--m and --draws must be ≥ 1, got m={self.m}, draws={self.draws}."
+                f"m=… and draws=… must be ≥ 1, got m={self.m}, draws={self.draws}."
             )
-        sa2 = _positive_float(self.sigma_a2, "--sigma-a2")
-        sb2 = 1 - sa2 if self.sigma_b2 is None else _positive_float(self.sigma_b2, "--sigma-b2")
+        sa2 = _positive_float(self.sigma_a2, "sigma_a2=…")
+        sb2 = 1 - sa2 if self.sigma_b2 is None else _positive_float(self.sigma_b2, "sigma_b2=…")
         if sb2 <= 0:
-            raise InvalidArgument(f"σ_b² = 1 − σ_a² = {sb2:g} must be positive; give --sigma-b2.")
+            raise InvalidArgument(f"σ_b² = 1 − σ_a² = {sb2:g} must be positive; give sigma_b2=….")
         if not (self.ratio > 0 and math.isfinite(self.ratio)):
-            raise InvalidArgument(f"--ratio must be positive, got {self.ratio!r}.")
+            raise InvalidArgument(f"ratio=… must be positive, got {self.ratio!r}.")
         if self.preset not in PRESETS:
             raise InvalidArgument(
                 f"unknown preset {self.preset!r}; choose one of {', '.join(PRESETS)}."
             )
         if self.dtype not in {"float64", "float32"}:
-            raise InvalidArgument(f"--dtype must be float64 or float32, got {self.dtype!r}.")
+            raise InvalidArgument(f"dtype=… must be float64 or float32, got {self.dtype!r}.")
         if self.device not in {"auto", "cpu", "cuda"}:
-            raise InvalidArgument(f"--device must be auto, cpu or cuda, got {self.device!r}.")
+            raise InvalidArgument(f"device=… must be auto, cpu or cuda, got {self.device!r}.")
         if not self.trainable or not set(self.trainable) <= {"a", "A", "B"}:
-            raise InvalidArgument(f"--trainable must be a subset of a,A,B, got {self.trainable!r}.")
+            raise InvalidArgument(f"trainable=… must be a subset of a,A,B, got {self.trainable!r}.")
         if self.variant is not None and self.variant not in VARIANTS:
             raise InvalidArgument(
                 f"unknown variant {self.variant!r}; choose one of {', '.join(VARIANTS)}."
             )
         if not math.isfinite(self.max_slope):
-            raise InvalidArgument(f"--max-slope must be a finite number, got {self.max_slope!r}.")
+            raise InvalidArgument(f"max_slope=… must be a finite number, got {self.max_slope!r}.")
         if not (self.max_error > 0 and math.isfinite(self.max_error)):
             raise InvalidArgument(
-                f"--max-error must be positive and finite, got {self.max_error!r}."
+                f"max_error=… must be positive and finite, got {self.max_error!r}."
             )
         for n in self.ns:
             if round(self.ratio * n) < 16:

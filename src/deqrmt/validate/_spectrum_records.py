@@ -1,0 +1,174 @@
+r"""The records of a predicted spectrum: one sampled matrix, one kernel (CK or NTK), the report.
+
+:func:`deqrmt.validate.spectrum` returns a :class:`SpectrumReport`; its ``to_dict()`` is the
+``deqrmt spectrum --json`` object (docs/json.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ..numeric import Kolmogorov, SpectralLaw
+
+__all__ = ["KernelSpectrum", "MonteCarloSpectrum", "SpectrumReport"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MonteCarloSpectrum:
+    """Sampled eigenvalues of one kernel matrix and how they compare with the prediction.
+
+    Attributes:
+      label: which matrix: ``"exact"`` (the exact infinite-width kernel on the sampled data),
+        ``"width"`` (a finite-width DEQ) or ``"explicit"`` (the explicit network: Corollary 1's
+        quadratic on the sphere, the designed ENN on the mixture).
+      eigenvalues: its n eigenvalues, increasing (float64).
+      check: the :class:`~deqrmt.numeric.Kolmogorov` comparison with the predicted law: the
+        Kolmogorov distance of the bulk and the sampled eigenvalues matched to the spikes.
+
+    ``to_dict()`` is the ``mc`` object of ``deqrmt spectrum --json``: ``label``, ``eigenvalues``,
+    ``kolmogorov``, ``kolmogorov_with_atoms``, ``spikes``, ``spike_errors``, ``bulk_count``.
+    """
+
+    label: str
+    eigenvalues: np.ndarray
+    check: Kolmogorov
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``mc`` object of ``deqrmt spectrum --json`` (plain floats and lists)."""
+        return {
+            "label": self.label,
+            "eigenvalues": [float(v) for v in self.eigenvalues],
+            **self.check.to_dict(),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelSpectrum:
+    """The predicted law of one kernel (CK or NTK) and, with Monte Carlo, the sampled spectra.
+
+    Attributes:
+      kind: ``"ck"`` or ``"ntk"``.
+      law: the predicted :class:`~deqrmt.SpectralLaw` (density, support, atoms, spikes,
+        alignments) of the kernel's equivalent.
+      coefficients: the equivalent's scalars as floats: ``alpha``, ``beta``, ``mu`` on the
+        sphere (α11ᵀ + βXᵀX + μI, HLD 2023 Theorems 1 and 3); ``c1``, ``c2``, ``c3``,
+        ``diagonal`` on the mixture ((α*₁, α*₂, α*₃, γ*²) for the CK, (β*₁, β*₂, β*₃, κ*²) for
+        the NTK, ICML 2024 Theorems 1–2).
+      samples: with ``mc=True``, a :class:`MonteCarloSpectrum` per sampled matrix: the exact
+        infinite-width kernel first (``"exact"``), then a finite-width DEQ (``"width"``) and the
+        explicit network (``"explicit"``) when they were computed; empty otherwise.
+      explicit: the designed ENN's own predicted law and scalars (``enn=…``, for the design's
+        kernel only), else None.
+
+    ``sample(label)`` returns the sample of that label or None.  ``to_dict()`` is the ``ck`` /
+    ``ntk`` object of ``deqrmt spectrum --json`` (docs/json.md): the law's ``density``,
+    ``support``, ``atoms``, ``spikes``, ``alignments``, then ``equivalent``, ``enn`` and ``mc``.
+    """
+
+    kind: str
+    law: SpectralLaw
+    coefficients: dict[str, float]
+    samples: tuple[MonteCarloSpectrum, ...] = ()
+    explicit: tuple[SpectralLaw, dict[str, float]] | None = None
+
+    def sample(self, label: str) -> MonteCarloSpectrum | None:
+        """The sample labelled ``label`` (``"exact"``, ``"width"``, ``"explicit"``), or None."""
+        return next((s for s in self.samples if s.label == label), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``ck`` / ``ntk`` object of ``deqrmt spectrum --json`` (docs/json.md)."""
+        out = self.law.to_dict()
+        out["equivalent"] = dict(self.coefficients)
+        if self.explicit is not None:
+            out["enn"] = {**self.explicit[0].to_dict(), "equivalent": dict(self.explicit[1])}
+        if self.samples:
+            exact = self.samples[0]
+            out["mc"] = exact.to_dict()
+            for s in self.samples[1:]:
+                out["mc"][s.label] = s.to_dict()
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class SpectrumReport:
+    """What :func:`spectrum` returns: the setting, the CK and NTK spectra, the verdict.
+
+    Attributes:
+      activation: the activation's name.
+      expression: its SymPy expression in x.
+      setting: the data: ``{"kind": "sphere", "n", "d"}`` or ``{"kind": "gmm", "preset":
+        "paper" | "file", "n", "p", "counts", "tau0"}``.
+      sigma_a2: σ_a² as an exact string (``"1/5"``).
+      sigma_b2: σ_b² as an exact string.
+      coefficients: every verified coefficient the laws come from (name → decimal text): the
+        sphere's ``alpha``, ``beta``, ``mu``, ``ntk_alpha``, … or the mixture's ``tau_star``,
+        ``alpha_1`` … ``kappa_star`` at the data's τ0.
+      ck: the :class:`KernelSpectrum` of the CK.
+      ntk: that of the NTK, or None when the NTK diverges (σ_a² E[φ'²] ≥ 1; see ``notes``).
+      passed: with ``mc=True``, whether every exact kernel's sampled bulk is within ``max_ks``
+        (Kolmogorov distance) and its top spike within ``max_spike_error``; None without.
+      reasons: why ``passed`` is False, one line per failed check.
+      notes: caveats of the derivation and of the Monte Carlo (e.g. no real quadratic network).
+      phi: the parsed :class:`~deqrmt.symbolic.Activation` (for plots).
+      quadratics: sphere only: ``"CK"`` / ``"NTK"`` → Corollary 1's explicit activation
+        σ(t) = a₂t² + a₁t + a₀ as ``(a2, a1, a0)`` (the ``+++`` sign pattern).
+
+    ``figure()`` draws HLD 2023's Figure 1 layout (matplotlib), ``kernels()`` is ``(ck, ntk)``
+    (or ``(ck,)``), and ``to_dict()`` is the ``deqrmt spectrum --json`` object (docs/json.md):
+    ``activation``, ``expression``, ``data``, ``sigma_a2``, ``sigma_b2``, ``coefficients``,
+    ``ck``, ``ntk``, ``passed``, ``reasons``, ``notes``.
+
+    Example:
+      >>> from deqrmt.validate import spectrum
+      >>> r = spectrum("sqrt(2)*relu", n=200, d=240, points=201)
+      >>> r.passed is None, sorted(r.to_dict())[:4]
+      (True, ['activation', 'ck', 'coefficients', 'data'])
+      >>> [ks.kind for ks in r.kernels()]
+      ['ck', 'ntk']
+    """
+
+    activation: str
+    expression: str
+    setting: dict[str, Any]
+    sigma_a2: str
+    sigma_b2: str
+    coefficients: dict[str, str]
+    ck: KernelSpectrum
+    ntk: KernelSpectrum | None
+    passed: bool | None
+    reasons: tuple[str, ...]
+    notes: tuple[str, ...]
+    phi: Any = dataclasses.field(default=None, repr=False, compare=False)
+    quadratics: dict[str, tuple[float, float, float]] = dataclasses.field(default_factory=dict)
+
+    def figure(self) -> Any:
+        """The HLD 2023 Figure 1 layout as a matplotlib ``Figure`` (for notebooks; needs
+        matplotlib): per kernel (rows CK, NTK) the predicted density, atoms and spikes over the
+        sampled eigenvalues of the implicit kernel and, on the sphere, of the explicit one, and
+        the activations; the pyplot state is left alone."""
+        from ._spectrum_plot import spectrum_figure
+
+        return spectrum_figure(self)
+
+    def kernels(self) -> tuple[KernelSpectrum, ...]:
+        """``(ck, ntk)``, or ``(ck,)`` when the NTK diverges."""
+        return (self.ck,) if self.ntk is None else (self.ck, self.ntk)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``deqrmt spectrum --json`` object (docs/json.md): JSON-ready values only."""
+        return {
+            "activation": self.activation,
+            "expression": self.expression,
+            "data": dict(self.setting),
+            "sigma_a2": self.sigma_a2,
+            "sigma_b2": self.sigma_b2,
+            "coefficients": dict(self.coefficients),
+            "ck": self.ck.to_dict(),
+            "ntk": None if self.ntk is None else self.ntk.to_dict(),
+            "passed": self.passed,
+            "reasons": list(self.reasons),
+            "notes": list(self.notes),
+        }
