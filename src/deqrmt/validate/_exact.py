@@ -508,11 +508,20 @@ def _kernel_tile(
         on_diag = torch.eye(r1 - r0, dtype=torch.bool, device=gram.device)
     g, gdot, _ = engine.newton(slice(r0, r1), slice(c0, c1), gram, on_diag)
     k = _tile_ntk(g, gdot, gram, engine.sigma_a2, engine.sigma_b2, trainable)
-    G[r0:r1, c0:c1] = g
-    K[r0:r1, c0:c1] = k
+    _put(G, g, t)
+    _put(K, k, t)
+
+
+def _put(out: torch.Tensor, block: torch.Tensor, t: Tile) -> None:
+    """Write a tile's values and their mirror image below the diagonal.  A diagonal tile is
+    mirrored from its upper triangle: its two halves were computed apart and may differ in
+    the last bit (vectorised and scalar loops round differently), the result must not."""
+    r0, r1, c0, c1 = t
+    if r0 == c0:
+        block = block.triu() + block.triu(1).T
+    out[r0:r1, c0:c1] = block
     if r0 != c0:
-        G[c0:c1, r0:r1] = g.T
-        K[c0:c1, r0:r1] = k.T
+        out[c0:c1, r0:r1] = block.T
 
 
 def _tile_ntk(
@@ -556,10 +565,7 @@ def _recompute_gdot(
     def one(t: Tile) -> None:
         r0, r1, c0, c1 = t
         lam = _lam(Gt[r0:r1, c0:c1].contiguous(), sb2 * tile_gram(out, r0, r1, c0, c1), sa2)
-        gd = engine.biv(slice(r0, r1), slice(c0, c1), lam)[1].mul_(sa2)
-        out[r0:r1, c0:c1] = gd
-        if r0 != c0:
-            out[c0:c1, r0:r1] = gd.T
+        _put(out, engine.biv(slice(r0, r1), slice(c0, c1), lam)[1].mul_(sa2), t)
 
     with torch_threads(1 if dev.type == "cpu" else torch.get_num_threads()):
         run_tiles(one, upper_tiles(n, tile), workers)
