@@ -294,9 +294,17 @@ class Mehler(BivariateExpectation):
                 hl = hermite_table(rule.xi_local[s0 : s0 + step], max_degree)  # (chunk, Q1, K+1)
                 coef[s0 : s0 + step] += torch.einsum("iq,iqk->ik", fw[s0 : s0 + step], hl)
         self.coef_t = coef.T.contiguous()  # (K+1, n): rows contiguous for addr_
+        del coef
         g = rule.expect(f0 * f0, fl * fl)
-        tails = (g[:, None] - torch.cumsum(coef * coef, dim=1)).clamp_(min=0.0)
-        self.rmax = tails.max(dim=0).values.cpu().numpy()  # R_K = max_i R_K(q_i)
+        del f0, fl
+        # R_K = max_i R_K(q_i), a few samples at a time: the n × (K+1) tails are never whole
+        # (they would be the largest arrays left behind before an n × n computation).
+        rmax = torch.zeros(max_degree + 1, dtype=q.dtype, device=q.device)
+        for s0 in range(0, int(q.shape[0]), 1024):
+            c = self.coef_t[:, s0 : s0 + 1024]
+            tails = (g[None, s0 : s0 + 1024] - torch.cumsum(c * c, dim=0)).clamp_(min=0.0)
+            rmax = torch.maximum(rmax, tails.max(dim=1).values)
+        self.rmax = rmax.cpu().numpy()
         scale = float(g.max())
         self.tol = tol * scale
         self.dtol = tol * scale / float(q.min())  # ∂/∂Λ carries 1/√(q_i q_j)

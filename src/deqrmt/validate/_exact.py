@@ -18,8 +18,11 @@ The iteration has a unique attracting fixed point when σ_a² E[φ'²] < 1 (slid
 (3)); the Newton step divides by 1 − Ġ_ij > 0 there.
 
 Nothing couples different pairs, so the same engine (:class:`KernelEngine`) gives cross kernels
-G*(x_i, x'_j) between two data sets, and works through row blocks of ~2^17 entries: besides the
-result, memory stays O(block · n).
+G*(x_i, x'_j) between two data sets in row blocks (:func:`fill_blocks`, used by
+:func:`deqrmt.kernels`), and :func:`exact_kernels` runs it near the hardware (issue 24): the
+Gram matrix XᵀX by a rank-k update on every core straight into G*'s buffer, then square tiles
+of the upper triangle on worker threads, each overwriting its part of XᵀX with G* and writing
+K*, so that G* and K* are the only n × n arrays (:func:`exact_kernels_memory`).
 """
 
 from __future__ import annotations
