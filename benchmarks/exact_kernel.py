@@ -80,7 +80,7 @@ def _peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
-def scale(name: str, n: int, device: str) -> None:
+def scale(name: str, n: int, device: str, matmul: bool = True) -> None:
     """One exact_kernels call at n: the ratio to a full matmul, peak RSS, load (issue 24)."""
     p = round(0.8 * n)
     mix = paper_mixture(p)
@@ -88,18 +88,19 @@ def scale(name: str, n: int, device: str) -> None:
     res = deq_coefficients(name, "0.2", None, repr(mix.tau0(n)), dps=16)
     act = CenteredActivation.from_activation(res.activation, float(res.center))
     load0 = os.getloadavg()
-    mm0 = _matmul_seconds(X)
+    mm0 = _matmul_seconds(X) if matmul else float("nan")
     ex, t_ex = _timed(exact_kernels, act, X, 0.2, 0.8, device=device)
     peak = _peak_rss_bytes()
     del ex
-    mm1 = _matmul_seconds(X)
+    mm1 = _matmul_seconds(X) if matmul else float("nan")
     load1 = os.getloadavg()
     mm = 0.5 * (mm0 + mm1)
     print(f"exact_kernels({name}) n={n} p={p} device={device}: {t_ex:.2f} s")
-    print(
-        f"  one full n×n×p float64 matmul on {cpu_cores()} cores: {mm0:.2f} s before, "
-        f"{mm1:.2f} s after; ratio exact/matmul = {t_ex / mm:.2f}"
-    )
+    if matmul:
+        print(
+            f"  one full n×n×p float64 matmul on {cpu_cores()} cores: {mm0:.2f} s before, "
+            f"{mm1:.2f} s after; ratio exact/matmul = {t_ex / mm:.2f}"
+        )
     print(f"  peak RSS {peak} bytes = {peak / (8 * n * n):.2f} n² doubles (data, torch included)")
     print(
         "  load (1, 5, 15 min) before "
@@ -119,9 +120,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--check", type=int, default=8, help="samples for the accuracy check")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--scale", type=int, default=0, help="one call at this n (see above)")
+    ap.add_argument(
+        "--no-matmul", action="store_true", help="--scale without the matmul baseline (large n)"
+    )
     args = ap.parse_args(argv)
     if args.scale:
-        scale((args.act or "tanh").split(",")[0], args.scale, args.device)
+        scale((args.act or "tanh").split(",")[0], args.scale, args.device, not args.no_matmul)
         return
     args.act = args.act or "tanh,relu,gelu"
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}")
