@@ -339,8 +339,9 @@ def fill_blocks(
 #: the side of the square tiles of the upper triangle (2^16 entries, 0.5 MB per array: a tile
 #: and the Horner loop's few temporaries stay in a core's L2 cache)
 TILE = 256
-#: float64 arrays of one tile alive at once in a worker (gram, G, Ġ, F, Λ, ρ, the Horner pair,
-#: masks; measured peak 17, rounded up)
+#: float64 arrays of one tile alive at once in a worker, with room to spare (counted: about 14
+#: in a Newton step — XᵀX, σ_b²XᵀX, G, Λ, ρ, √(q_i q_j), the masked ρ, the Horner pair, Ġ,
+#: 1 − Ġ, the step — plus K and the mirrored copies when the tile is written)
 _TILE_ARRAYS = 24
 
 
