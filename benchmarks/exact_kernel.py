@@ -14,11 +14,22 @@ evaluator on ``--check`` samples (an independent rule, ~1e-13).
 
     python benchmarks/exact_kernel.py                  # tanh, relu, gelu
     python benchmarks/exact_kernel.py --act silu --n 1024
+
+``--scale N`` measures instead what issue 24 asks of one call at scale (tanh by default, the
+paper mixture with p = 0.8 N): its wall time as a ratio to ONE full N × N × p float64 matrix
+product XᵀX on all cores, timed in the same process just before and just after; the process's
+peak RSS (data, torch and the interpreter included) in bytes and in N² doubles; and the load
+(``os.getloadavg()``) before and after, since a busy machine changes every figure.  Run one N
+per process (peak RSS only grows):
+
+    /usr/bin/time -f '%e s %M KB' python benchmarks/exact_kernel.py --scale 8192
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import time
 
 import numpy as np
@@ -29,7 +40,7 @@ from deqrmt.validate import exact_kernels, paper_mixture
 from deqrmt.validate._bivariate import GaussHermite2D
 from deqrmt.validate._exact import _solve_diagonal
 from deqrmt.validate._pointwise import CenteredActivation
-from deqrmt.validate._threads import torch_threads
+from deqrmt.validate._threads import cpu_cores, torch_threads
 
 
 def _timed(fn, *args, **kw):  # type: ignore[no-untyped-def]
@@ -54,15 +65,69 @@ def _one_sweep_seconds(act: CenteredActivation, X: np.ndarray, nodes: int, devic
         return time.perf_counter() - t
 
 
+def _matmul_seconds(X: np.ndarray) -> float:
+    """Wall time of one full XᵀX (n × n × p, float64) on every core, its output freed after."""
+    Xt = torch.as_tensor(X)
+    with torch_threads(cpu_cores()):
+        t = time.perf_counter()
+        C = Xt.T @ Xt
+        dt = time.perf_counter() - t
+    del C
+    return dt
+
+
+def _peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def scale(name: str, n: int, device: str, matmul: bool = True) -> None:
+    """One exact_kernels call at n: the ratio to a full matmul, peak RSS, load (issue 24)."""
+    p = round(0.8 * n)
+    mix = paper_mixture(p)
+    X = mix.sample(n, np.random.default_rng([0, n])).X
+    res = deq_coefficients(name, "0.2", None, repr(mix.tau0(n)), dps=16)
+    act = CenteredActivation.from_activation(res.activation, float(res.center))
+    load0 = os.getloadavg()
+    mm0 = _matmul_seconds(X) if matmul else float("nan")
+    ex, t_ex = _timed(exact_kernels, act, X, 0.2, 0.8, device=device)
+    peak = _peak_rss_bytes()
+    del ex
+    mm1 = _matmul_seconds(X) if matmul else float("nan")
+    load1 = os.getloadavg()
+    mm = 0.5 * (mm0 + mm1)
+    print(f"exact_kernels({name}) n={n} p={p} device={device}: {t_ex:.2f} s")
+    if matmul:
+        print(
+            f"  one full n×n×p float64 matmul on {cpu_cores()} cores: {mm0:.2f} s before, "
+            f"{mm1:.2f} s after; ratio exact/matmul = {t_ex / mm:.2f}"
+        )
+    print(f"  peak RSS {peak} bytes = {peak / (8 * n * n):.2f} n² doubles (data, torch included)")
+    print(
+        "  load (1, 5, 15 min) before "
+        + ", ".join(f"{x:.2f}" for x in load0)
+        + "; after "
+        + ", ".join(f"{x:.2f}" for x in load1)
+        + f" on {os.cpu_count()} CPUs"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--act", default="tanh,relu,gelu")
+    ap.add_argument("--act", default=None, help="default tanh,relu,gelu (--scale: tanh)")
     ap.add_argument("--n", type=int, default=2048)
     ap.add_argument("--baseline-n", type=int, default=512)
     ap.add_argument("--nodes", type=int, default=25)
     ap.add_argument("--check", type=int, default=8, help="samples for the accuracy check")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--scale", type=int, default=0, help="one call at this n (see above)")
+    ap.add_argument(
+        "--no-matmul", action="store_true", help="--scale without the matmul baseline (large n)"
+    )
     args = ap.parse_args(argv)
+    if args.scale:
+        scale((args.act or "tanh").split(",")[0], args.scale, args.device, not args.no_matmul)
+        return
+    args.act = args.act or "tanh,relu,gelu"
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}")
     print(
         f"{'act':>8} {'method':>10} | {'n':>5} {'fast s':>7} {'evals':>5} | "

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import abc
 import math
+import threading
 
 import numpy as np
 import torch
@@ -293,9 +294,17 @@ class Mehler(BivariateExpectation):
                 hl = hermite_table(rule.xi_local[s0 : s0 + step], max_degree)  # (chunk, Q1, K+1)
                 coef[s0 : s0 + step] += torch.einsum("iq,iqk->ik", fw[s0 : s0 + step], hl)
         self.coef_t = coef.T.contiguous()  # (K+1, n): rows contiguous for addr_
+        del coef
         g = rule.expect(f0 * f0, fl * fl)
-        tails = (g[:, None] - torch.cumsum(coef * coef, dim=1)).clamp_(min=0.0)
-        self.rmax = tails.max(dim=0).values.cpu().numpy()  # R_K = max_i R_K(q_i)
+        del f0, fl
+        # R_K = max_i R_K(q_i), a few samples at a time: the n × (K+1) tails are never whole
+        # (they would be the largest arrays left behind before an n × n computation).
+        rmax = torch.zeros(max_degree + 1, dtype=q.dtype, device=q.device)
+        for s0 in range(0, int(q.shape[0]), 1024):
+            c = self.coef_t[:, s0 : s0 + 1024]
+            tails = (g[None, s0 : s0 + 1024] - torch.cumsum(c * c, dim=0)).clamp_(min=0.0)
+            rmax = torch.maximum(rmax, tails.max(dim=1).values)
+        self.rmax = rmax.cpu().numpy()
         scale = float(g.max())
         self.tol = tol * scale
         self.dtol = tol * scale / float(q.min())  # ∂/∂Λ carries 1/√(q_i q_j)
@@ -312,6 +321,7 @@ class Mehler(BivariateExpectation):
                 lo = mid
         self.rho_cap = lo
         self._fallback: Conditional | None = None
+        self._lock = threading.Lock()  # blocks may run on several threads (the counters)
 
     def _degree(self, r: float, ks: np.ndarray | None = None) -> int | None:
         if r <= 0.0:
@@ -331,25 +341,46 @@ class Mehler(BivariateExpectation):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         rho, s = self._rho(rows, cols, lam)
         n = self.q.shape[0]
-        ri = torch.arange(n, device=lam.device)[rows]
-        ci = torch.arange(n, device=lam.device)[cols]
-        diag = ri[:, None] == ci[None, :]
-        far = (rho.abs() > self.rho_cap) & ~diag
-        r = rho.masked_fill(diag | far, 0.0)
-        deg = self._degree(float(r.abs().max())) or 0
-        self.degree_used = max(self.degree_used, deg)
+        r0, r1, _ = rows.indices(n)
+        c0, c1, _ = cols.indices(n)
+        # Masks cost a pass each over the block: built only where they can be non-empty (the
+        # pairs i = j lie in blocks whose row and column ranges overlap; far pairs are rare).
+        diag = None
+        if max(r0, c0) < min(r1, c1):
+            ri = torch.arange(r0, r1, device=lam.device)
+            ci = torch.arange(c0, c1, device=lam.device)
+            diag = ri[:, None] == ci[None, :]
+            r = rho.masked_fill(diag, 0.0)
+        else:
+            r = rho
+        far = None
+        top = float(torch.linalg.vector_norm(r, float("inf"))) if r.numel() else 0.0
+        if top > self.rho_cap:
+            far = r.abs() > self.rho_cap
+            r = r.masked_fill(far, 0.0)
+            top = float(torch.linalg.vector_norm(r, float("inf")))
+        deg = self._degree(top) or 0
+        with self._lock:
+            self.degree_used = max(self.degree_used, deg)
         a, b = self.coef_t[:, rows], self.coef_t[:, cols]
+        # Horner's rule for p = Σ c_k(q_i)c_k(q_j) ρ^k and d = ∂p/∂ρ together:
+        # d ← d·ρ + p (one fused pass), then p ← p·ρ + a_k ⊗ b_k.
         p = torch.outer(a[deg], b[deg])
-        d = torch.zeros_like(p)
-        for k in range(deg - 1, -1, -1):
-            d.mul_(r).add_(p)
+        d = p.clone() if deg else torch.zeros_like(p)
+        if deg:
+            p.mul_(r).addr_(a[deg - 1], b[deg - 1])
+        for k in range(deg - 2, -1, -1):
+            torch.addcmul(p, d, r, out=d)
             p.mul_(r).addr_(a[k], b[k])
         d.div_(s)
-        if bool(far.any()):
+        if far is not None:
             if self._fallback is None:
                 self._fallback = Conditional(self.act, self.q)
             idx = far.nonzero(as_tuple=True)
-            self.fallback_pairs += int(idx[0].numel())
+            with self._lock:
+                self.fallback_pairs += int(idx[0].numel())
+            ri = torch.arange(r0, r1, device=lam.device)
+            ci = torch.arange(c0, c1, device=lam.device)
             f2, d2 = self._fallback.pairs(ri[idx[0]], ci[idx[1]], lam[idx])
             p[idx], d[idx] = f2, d2
         return p, d

@@ -18,13 +18,18 @@ The iteration has a unique attracting fixed point when σ_a² E[φ'²] < 1 (slid
 (3)); the Newton step divides by 1 − Ġ_ij > 0 there.
 
 Nothing couples different pairs, so the same engine (:class:`KernelEngine`) gives cross kernels
-G*(x_i, x'_j) between two data sets, and works through row blocks of ~2^17 entries: besides the
-result, memory stays O(block · n).
+G*(x_i, x'_j) between two data sets in row blocks (:func:`fill_blocks`, used by
+:func:`deqrmt.kernels`), and :func:`exact_kernels` runs it near the hardware (issue 24): the
+Gram matrix XᵀX by a rank-k update on every core straight into G*'s buffer, then square tiles
+of the upper triangle on worker threads, each overwriting its part of XᵀX with G* and writing
+K*, so that G* and K* are the only n × n arrays (:func:`exact_kernels_memory`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import threading
 import time
 from collections.abc import Callable
 
@@ -34,10 +39,12 @@ import torch
 from .._errors import ContractionError, InvalidArgument, NoConvergence
 from ._bivariate import bivariate, diagonal_moments
 from ._pointwise import CenteredActivation
-from ._threads import torch_threads
+from ._threads import blas_threads, tile_workers, torch_threads
+from ._tiles import Tile, gram_upper, run_tiles, tile_gram, upper_tiles
 
 __all__ = [
-    "ExactKernels", "KernelEngine", "diagonal_kernel", "exact_kernels", "fill_blocks", "ntk_limit",
+    "ExactKernels", "KernelEngine", "diagonal_kernel", "exact_kernels", "exact_kernels_memory",
+    "fill_blocks", "ntk_limit",
 ]  # fmt: skip
 
 
@@ -47,8 +54,10 @@ class ExactKernels:
 
     Attributes:
       G: the implicit CK G*.
-      Gdot: Ġ* = σ_a² E[φ_c'(u)φ_c'(v)] at the fixed point.
       K: the implicit NTK over ``trainable``; for (a, A), K* = G*/(1 − Ġ*) entrywise.
+      Gdot: Ġ* = σ_a² E[φ_c'(u)φ_c'(v)] at G* (a property: computed on first access, which
+        costs one more Gram matrix and one evaluation of the kernel map, and one more n × n
+        array; :func:`exact_kernels` keeps only G* and K* so that n = 16384 fits in 7 GB).
       q: the diagonal pre-activation variances Λ*_ii.
       method: "arc-cosine", "arcsine", "mehler", "conditional" or "gauss-hermite-2d".
       evaluations: bivariate-map evaluations per entry (the most over blocks).
@@ -60,7 +69,6 @@ class ExactKernels:
     """
 
     G: np.ndarray
-    Gdot: np.ndarray
     K: np.ndarray
     q: np.ndarray
     method: str
@@ -69,6 +77,16 @@ class ExactKernels:
     fallback_pairs: int
     seconds: float
     trainable: tuple[str, ...] = ("a", "A")
+    gdot_source: Callable[[np.ndarray], np.ndarray] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
+
+    @functools.cached_property
+    def Gdot(self) -> np.ndarray:  # noqa: N802 - the paper's symbol
+        """Ġ* at G*, computed once on first access (see the class docstring)."""
+        if self.gdot_source is None:
+            raise InvalidArgument("this ExactKernels was built without a way to compute Ġ*.")
+        return self.gdot_source(self.G)
 
 
 def ntk_limit(
@@ -119,6 +137,20 @@ def _solve_diagonal(
     raise NoConvergence("the diagonal fixed point q = σ_a² g(q) + σ_b²‖x‖² did not converge.")
 
 
+def _sq_norms(X: torch.Tensor, chunk: int = 256) -> torch.Tensor:
+    """‖x_j‖² of the columns of X (p × n), a few columns at a time: no p × n temporary."""
+    return torch.cat(
+        [X[:, c : c + chunk].square().sum(0) for c in range(0, int(X.shape[1]), chunk)]
+        or [X.new_zeros(0)]
+    )
+
+
+def _lam(g: torch.Tensor, base: torch.Tensor, sigma_a2: float) -> torch.Tensor:
+    """Λ = σ_a² G + σ_b² XᵀX (``base`` = σ_b² XᵀX), one pass; the one formula every caller uses,
+    so that Ġ recomputed from the returned G* is the Ġ the solve used, bit for bit."""
+    return torch.add(base, g, alpha=sigma_a2)
+
+
 class KernelEngine:
     r"""The pairwise fixed point G_ij = F(G_ij) for the rows of X1 against X1 or X2, block by block.
 
@@ -127,6 +159,8 @@ class KernelEngine:
       X1, X2: data, p × n1 and p × n2 (columns are samples), already on ``device`` in float64;
         X2 None for the symmetric kernel of X1.
       method, tol, nodes, max_iter: see :func:`exact_kernels`.
+      sq_norms: the samples' squared norms ‖x_i‖² when the caller has them (the diagonal of
+        its Gram matrix); computed from X1, X2 otherwise.
 
     Attributes:
       q: the diagonal pre-activation variances Λ*_ii of X1's samples then X2's.
@@ -145,6 +179,7 @@ class KernelEngine:
         tol: float = 1e-13,
         nodes: int = 25,
         max_iter: int = 60,
+        sq_norms: torch.Tensor | None = None,
     ) -> None:
         if method not in {"auto", "mehler", "conditional", "gauss-hermite"}:
             raise InvalidArgument(
@@ -155,15 +190,17 @@ class KernelEngine:
         self.n2 = int(X2.shape[1]) if X2 is not None else self.n1
         self.sigma_a2, self.sigma_b2 = sigma_a2, sigma_b2
         self.max_iter = max_iter
-        self.newton = method != "gauss-hermite"
-        sq = (X1 * X1).sum(0) if X2 is None else torch.cat([(X1 * X1).sum(0), (X2 * X2).sum(0)])
-        self.q = _solve_diagonal(act, sq, sigma_a2, sigma_b2, 1e-14)
+        self.newton_steps = method != "gauss-hermite"
+        if sq_norms is None:
+            sq_norms = torch.cat([_sq_norms(X1)] + ([] if X2 is None else [_sq_norms(X2)]))
+        self.q = _solve_diagonal(act, sq_norms, sigma_a2, sigma_b2, 1e-14)
         g_diag, _, d_diag = diagonal_moments(act, self.q)
         assert d_diag is not None
         self.g_diag, self.d_diag = g_diag, d_diag
         self.biv = bivariate(act, self.q, method=method, tol=tol / 10, nodes=nodes)
         self.stop = tol * float(g_diag.abs().max())
         self.evaluations = 0
+        self._lock = threading.Lock()  # tiles run on several threads (see exact_kernels)
         # Row blocks of ~2^17 entries: large enough to amortise torch's per-call overhead,
         # small enough to stay in cache through the Horner loop.
         self.block = max(8, 2**17 // max(self.n2, 1))
@@ -181,7 +218,6 @@ class KernelEngine:
         In the symmetric case the pairs i = j of the block hold placeholders (the caller writes
         the univariate values).
         """
-        sa2 = self.sigma_a2
         device = self.q.device
         if self.symmetric:
             rows, cols = slice(r0, r1), slice(r0, self.n1)
@@ -193,39 +229,51 @@ class KernelEngine:
             rows, cols = slice(r0, r1), slice(self.n1, self.n1 + self.n2)
             gram = self.X1[:, rows].T @ self.X2
             on_diag = None
+        g, gdot, it = self.newton(rows, cols, gram, on_diag)
+        return g, gdot, gram, it
+
+    def newton(
+        self, rows: slice, cols: slice, gram: torch.Tensor, on_diag: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """(G, Ġ, evaluations) for the pairs ``rows`` × ``cols`` of the samples, given XᵀX' there.
+
+        ``on_diag`` marks the pairs i = j (their values are placeholders).  The iteration stops
+        at the first iterate whose step would be ≤ ``stop`` and returns that iterate with the Ġ
+        evaluated *at it*, so K = G/(1 − Ġ) holds at the returned G (and
+        :attr:`ExactKernels.Gdot` recomputes the same Ġ from G).
+        """
+        sa2 = self.sigma_a2
         base = self.sigma_b2 * gram
         g = torch.zeros_like(base)
         biv = self.biv
         for it in range(1, self.max_iter + 1):  # noqa: B007 - `it` is read after the loop
-            f, df = biv(rows, cols, sa2 * g + base)
+            f, df = biv(rows, cols, _lam(g, base, sa2))
             gdot = df.mul_(sa2)
-            if self.newton:
-                if bool((gdot >= 1).any()):
-                    raise ContractionError(
-                        "Ġ ≥ 1 for some pair: the kernel map is not a contraction; lower sigma_a2."
-                    )
-                # Newton on the scalar equation G = F(G): the step is (F − G)/(1 − Ġ).
-                step = f.sub_(g).div_(1 - gdot)
-            else:
-                step = f.sub_(g)
+            if gdot.numel() and float(gdot.max()) >= 1:
+                raise ContractionError(
+                    "Ġ ≥ 1 for some pair: the kernel map is not a contraction; lower sigma_a2."
+                )
+            # Newton on the scalar equation G = F(G): the step is (F − G)/(1 − Ġ); the plain
+            # iteration (the benchmark's baseline) steps by F − G.
+            step = f.sub_(g).div_(1 - gdot) if self.newton_steps else f.sub_(g)
             if on_diag is not None:
                 # Pairs i = j are overwritten by the univariate values; the bivariate evaluators
                 # treat them loosely, so keep them out of the Newton test.
                 step.masked_fill_(on_diag, 0.0)
-            g.add_(step)
-            # Quadratic convergence: once the step is ≤ stop, the iterate is exact to ~stop²,
-            # and Ġ, evaluated one step back, is off by ~F''·stop.
-            if float(step.abs().max()) <= self.stop:
+            # Quadratic convergence: a step ≤ stop means the iterate is already exact to ~stop
+            # (the step before it was ~√stop), so it is kept as it is, with its own Ġ.
+            last = float(torch.linalg.vector_norm(step, float("inf"))) if step.numel() else 0.0
+            if last <= self.stop:
                 break
+            g.add_(step)
         else:
             raise NoConvergence(
                 f"the off-diagonal kernel fixed point did not converge in {self.max_iter} "
-                f"evaluations (last step {float(step.abs().max()):.3g}); lower sigma_a2."
+                f"evaluations (last step {last:.3g}); lower sigma_a2."
             )
-        if not self.newton:
-            gdot = sa2 * biv(rows, cols, sa2 * g + base)[1]
-        self.evaluations = max(self.evaluations, it)
-        return g, gdot, gram, it
+        with self._lock:
+            self.evaluations = max(self.evaluations, it)
+        return g, gdot, it
 
     def diagonal(self, every: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(G*_ii, Ġ*_ii) of X1's samples (``every``: X2's too), the univariate fixed point."""
@@ -288,6 +336,51 @@ def fill_blocks(
             outputs[name][idx, idx] = values
 
 
+#: the side of the square tiles of the upper triangle (2^16 entries, 0.5 MB per array: a tile
+#: and the Horner loop's few temporaries stay in a core's L2 cache)
+TILE = 256
+#: float64 arrays of one tile alive at once in a worker, with room to spare (counted: about 14
+#: in a Newton step — XᵀX, σ_b²XᵀX, G, Λ, ρ, √(q_i q_j), the masked ρ, the Horner pair, Ġ,
+#: 1 − Ġ, the step — plus K and the mirrored copies when the tile is written)
+_TILE_ARRAYS = 24
+
+
+def exact_kernels_memory(
+    n: int, p: int, *, workers: int = 1, copies_data: bool = False, tile: int = TILE
+) -> int:
+    r"""Bytes :func:`exact_kernels` holds beyond the interpreter and torch: its memory model.
+
+    `16 n²` (the outputs G*, K*: float64 n × n, the only n × n arrays; the Gram matrix XᵀX is
+    written into G*'s buffer and each tile's part is read before the tile overwrites it)
+    `+ 8 p n` when X is copied (not float64, or on another device)
+    `+ workers · 24 · 8 · tile²` (the tiles in flight, 12.6 MB per worker at tile 256)
+    `+ 8 n · 200` (per-sample tables: quadrature, Mehler coefficients up to degree 160).
+    On CUDA the same bytes are held on the device, and G*, K* once more on the host at the end.
+    """
+    tiles = workers * _TILE_ARRAYS * 8 * tile**2
+    return 16 * n * n + (8 * p * n if copies_data else 0) + tiles + 1600 * n
+
+
+def _check_fits(n: int, p: int, dev: torch.device, workers: int, copies: bool) -> None:
+    from .._budget import check_memory
+
+    need = exact_kernels_memory(n, p, workers=workers, copies_data=copies)
+    fix = (
+        "use fewer samples, or compute kernels on pieces of the data (deqrmt.kernels(act, X1, X2))"
+    )
+    if dev.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(dev)
+        if need > free:
+            from .._errors import BudgetExceeded
+
+            raise BudgetExceeded(
+                f"exact kernels for n = {n}, p = {p} need about {need / 2**30:.3g} GiB of GPU "
+                f"memory, more than is free ({free / 2**30:.3g} GiB); {fix}, or use device='cpu'."
+            )
+        need = 16 * n * n  # the host copies of G*, K*
+    check_memory(need, f"exact kernels for n = {n}, p = {p} (16·n² bytes for G*, K*)", fix)
+
+
 def exact_kernels(
     act: CenteredActivation,
     X: np.ndarray | torch.Tensor,
@@ -300,8 +393,21 @@ def exact_kernels(
     device: str | torch.device = "cpu",
     max_iter: int = 60,
     trainable: tuple[str, ...] = ("a", "A"),
+    tile: int = TILE,
 ) -> ExactKernels:
     r"""G* and K* for data ``X`` (p × n) and the centred activation ``act``.
+
+    How: (1) the Gram matrix XᵀX by a symmetric rank-k update on every core
+    (:func:`gram_upper`), written into the buffer that becomes G*; (2) the diagonal fixed point
+    (n scalar Newton solves); (3) the pairwise Newton iteration over square tiles of the upper
+    triangle, one tile per worker thread (torch on one intra-op thread each, see
+    :mod:`._threads`), each tile reading its part of XᵀX, writing G* and K* in place and
+    mirroring them below the diagonal.  Float64 throughout; the same code on CUDA.
+
+    Memory (:func:`exact_kernels_memory`): `16 n²` bytes for G*, K* (the only n × n arrays),
+    `8 p n` more when X is not float64 on ``device`` already, ~13 MB per worker for tiles,
+    ~1.6 kB per sample for tables: at n = 16384, p = 13107 with X given in float64, 4.3 GB
+    plus the data's 1.7 GB.  A call that would not fit is refused before it allocates.
 
     Args:
       method: ``"auto"`` (closed form or Mehler series, then Newton), ``"mehler"`` (the series
@@ -311,12 +417,15 @@ def exact_kernels(
       tol: relative tolerance of the fixed point (the Mehler series is truncated at tol/10).
       device: where to compute (float64 throughout).
       trainable: the NTK's parameter set ⊆ {a, A, B} (:func:`ntk_limit`).
+      tile: the side of the square tiles (a tuning knob; results agree to rounding).
 
     Returns:
       An :class:`ExactKernels`.  Accuracy ~1e-13 relative (tested at 1e-10 against mpmath) for
       ``method="auto"``.
 
     Raises:
+      BudgetExceeded: G* and K* would not fit in the memory available (the estimate is in the
+        message).
       ContractionError: if the kernel map is not a contraction (Ġ ≥ 1 somewhere).
       NoConvergence: if the fixed point is not reached in ``max_iter`` evaluations.
 
@@ -329,38 +438,143 @@ def exact_kernels(
       (True, 'arcsine')
     """
     _check_trainable(trainable)
-    # Elementwise-bound: one CPU thread is fastest (see ._threads); a GPU is unaffected.
-    with torch_threads(1 if torch.device(device).type == "cpu" else torch.get_num_threads()):
-        t0 = time.perf_counter()
-        Xt = torch.as_tensor(X, dtype=torch.float64, device=device)
+    trainable = tuple(trainable)
+    t0 = time.perf_counter()
+    dev = torch.device(device)
+    workers = tile_workers(dev)
+    Xt = torch.as_tensor(X, dtype=torch.float64, device=dev)
+    if Xt.ndim != 2:
+        raise InvalidArgument(f"X must be 2-D (p × n, columns are samples), got {tuple(Xt.shape)}.")
+    copies = not (isinstance(X, np.ndarray | torch.Tensor) and _shares(X, Xt))
+    p, n = int(Xt.shape[0]), int(Xt.shape[1])
+    _check_fits(n, p, dev, workers, copies)
+    G = torch.empty((n, n), dtype=torch.float64, device=dev)
+    with torch_threads(blas_threads(dev)):
+        gram_upper(Xt, G)
+    sq = G.diagonal().clone()
+    with torch_threads(1 if dev.type == "cpu" else torch.get_num_threads()):
         engine = KernelEngine(
             act, Xt, None, sigma_a2, sigma_b2, method=method, tol=tol, nodes=nodes,
-            max_iter=max_iter,
+            max_iter=max_iter, sq_norms=sq,
         )  # fmt: skip
-        n = engine.n1
-        G = np.zeros((n, n))
-        Gd = np.zeros((n, n))
+        K = torch.empty_like(G)
         g_diag, gd_diag = engine.diagonal()
-        fill_blocks(
-            engine,
-            {"G": G, "Gdot": Gd},
-            lambda g, gd, _gram: {"G": g, "Gdot": gd},
-            {"G": g_diag, "Gdot": gd_diag},
-        )
-        gram = (Xt.T @ Xt).cpu().numpy() if "B" in trainable else np.zeros((0, 0))
-        biv = engine.biv
-        return ExactKernels(
-            G=G,
-            Gdot=Gd,
-            K=ntk_limit(G, Gd, gram, sigma_a2, sigma_b2, tuple(trainable)),
-            q=engine.q.cpu().numpy(),
-            method=biv.method,
-            evaluations=engine.evaluations,
-            degree=int(getattr(biv, "degree_used", 0)),
-            fallback_pairs=int(getattr(biv, "fallback_pairs", 0)),
-            seconds=time.perf_counter() - t0,
-            trainable=tuple(trainable),
-        )
+        tiles = upper_tiles(n, max(1, int(tile)))
+
+        fill = functools.partial(_kernel_tile, engine, G, K, trainable=trainable)
+        run_tiles(fill, tiles, workers)
+        G.diagonal().copy_(torch.as_tensor(g_diag, device=dev))
+        k_diag = ntk_limit(g_diag, gd_diag, sq.cpu().numpy(), sigma_a2, sigma_b2, trainable)
+        K.diagonal().copy_(torch.as_tensor(k_diag, device=dev))
+    biv = engine.biv
+    Gn, Kn = G.cpu().numpy(), K.cpu().numpy()
+    del G, K  # on CUDA: the device copies go now
+    source = functools.partial(
+        _recompute_gdot, X, act, engine, dev, workers, max(1, int(tile)), gd_diag
+    )
+    return ExactKernels(
+        G=Gn,
+        K=Kn,
+        q=engine.q.cpu().numpy(),
+        method=biv.method,
+        evaluations=engine.evaluations,
+        degree=int(getattr(biv, "degree_used", 0)),
+        fallback_pairs=int(getattr(biv, "fallback_pairs", 0)),
+        seconds=time.perf_counter() - t0,
+        trainable=trainable,
+        gdot_source=source,
+    )
+
+
+def _shares(X: np.ndarray | torch.Tensor, Xt: torch.Tensor) -> bool:
+    if isinstance(X, torch.Tensor):
+        return X.data_ptr() == Xt.data_ptr()
+    return Xt.device.type == "cpu" and np.may_share_memory(X, Xt.numpy())
+
+
+def _kernel_tile(
+    engine: KernelEngine,
+    G: torch.Tensor,
+    K: torch.Tensor,
+    t: Tile,
+    *,
+    trainable: tuple[str, ...],
+) -> None:
+    """One tile of the upper triangle: read XᵀX from G's buffer, write G*, K* and mirror them.
+
+    Tiles never overlap: (r, c) with c ≥ r reads and writes its own block and writes the block
+    (c, r) below the diagonal, which no tile reads, so tiles may run in any order, at once.
+    """
+    r0, r1, c0, c1 = t
+    gram = tile_gram(G, r0, r1, c0, c1)
+    on_diag = None
+    if r0 == c0:
+        on_diag = torch.eye(r1 - r0, dtype=torch.bool, device=gram.device)
+    g, gdot, _ = engine.newton(slice(r0, r1), slice(c0, c1), gram, on_diag)
+    k = _tile_ntk(g, gdot, gram, engine.sigma_a2, engine.sigma_b2, trainable)
+    _put(G, g, t)
+    _put(K, k, t)
+
+
+def _put(out: torch.Tensor, block: torch.Tensor, t: Tile) -> None:
+    """Write a tile's values and their mirror image below the diagonal.  A diagonal tile is
+    mirrored from its upper triangle: its two halves were computed apart and may differ in
+    the last bit (vectorised and scalar loops round differently), the result must not."""
+    r0, r1, c0, c1 = t
+    if r0 == c0:
+        block = block.triu() + block.triu(1).T
+    out[r0:r1, c0:c1] = block
+    if r0 != c0:
+        out[c0:c1, r0:r1] = block.T
+
+
+def _tile_ntk(
+    g: torch.Tensor,
+    gdot: torch.Tensor,
+    gram: torch.Tensor,
+    sigma_a2: float,
+    sigma_b2: float,
+    trainable: tuple[str, ...],
+) -> torch.Tensor:
+    """:func:`ntk_limit` on one tile (torch, the same operations in the same order)."""
+    w = 1 / (1 - gdot)
+    k = g.clone() if "a" in trainable else torch.zeros_like(g)
+    if "A" in trainable:
+        k += gdot * w * g
+    if "B" in trainable:
+        k += sigma_b2 * (gdot / sigma_a2) * w * gram
+    return k
+
+
+def _recompute_gdot(
+    X: np.ndarray | torch.Tensor,
+    act: CenteredActivation,
+    engine: KernelEngine,
+    dev: torch.device,
+    workers: int,
+    tile: int,
+    gd_diag: np.ndarray,
+    G: np.ndarray,
+) -> np.ndarray:
+    """Ġ* = σ_a² F'(σ_a² G* + σ_b² XᵀX), tile by tile as :func:`exact_kernels` evaluated it."""
+    del act  # the evaluator in ``engine`` carries it
+    Xt = torch.as_tensor(X, dtype=torch.float64, device=dev)
+    n = int(Xt.shape[1])
+    out = torch.empty((n, n), dtype=torch.float64, device=dev)
+    with torch_threads(blas_threads(dev)):
+        gram_upper(Xt, out)
+    Gt = torch.as_tensor(G, device=dev)
+    sa2, sb2 = engine.sigma_a2, engine.sigma_b2
+
+    def one(t: Tile) -> None:
+        r0, r1, c0, c1 = t
+        lam = _lam(Gt[r0:r1, c0:c1].contiguous(), sb2 * tile_gram(out, r0, r1, c0, c1), sa2)
+        _put(out, engine.biv(slice(r0, r1), slice(c0, c1), lam)[1].mul_(sa2), t)
+
+    with torch_threads(1 if dev.type == "cpu" else torch.get_num_threads()):
+        run_tiles(one, upper_tiles(n, tile), workers)
+    out.diagonal().copy_(torch.as_tensor(gd_diag, device=dev))
+    return out.cpu().numpy()
 
 
 def _check_trainable(trainable: tuple[str, ...]) -> None:

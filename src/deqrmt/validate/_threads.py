@@ -1,21 +1,27 @@
-"""Scoped torch intra-op thread count.
+"""The thread count of each stage: torch's intra-op pool for BLAS-3, Python workers for tiles.
 
 Why: on a small, shared CPU (2 cores here), torch's OpenMP pool makes *elementwise* ops on
 10⁴–10⁶-element tensors slower than one thread (measured 0.2 ns vs up to 50 ns per element-op
 when another process holds a core: the pool's threads wait on each other), and LAPACK's
-``syevd`` likewise (eigvalsh of 1024 × 1024: 0.13 s on one thread, 0.7–1.8 s on two).  The
-elementwise-heavy stages (exact kernels, spectra) therefore run on one thread; the BLAS-3
-Monte Carlo solves keep the caller's setting.
+``syevd`` likewise (eigvalsh of 1024 × 1024: 0.13 s on one thread, 0.7–1.8 s on two).  So:
+
+* BLAS-3 stages (the Gram matrix XᵀX of the exact kernels, the Monte Carlo solves) run on
+  every core the process may use (:func:`blas_threads`): one large matrix product splits
+  into independent panels, and MKL's threads do not wait on each other per element;
+* elementwise stages run torch on one intra-op thread (:func:`torch_threads` ``(1)``) and
+  get their parallelism from independent tiles handed to :func:`tile_workers` Python threads
+  (torch releases the GIL inside each op, so the tiles run side by side).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
 import torch
 
-__all__ = ["torch_threads"]
+__all__ = ["blas_threads", "cpu_cores", "tile_workers", "torch_threads"]
 
 
 @contextlib.contextmanager
@@ -30,3 +36,22 @@ def torch_threads(n: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(old)
+
+
+def cpu_cores() -> int:
+    """The cores this process may run on (its affinity mask, which a container or taskset sets)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def blas_threads(device: torch.device) -> int:
+    """torch's intra-op threads for a BLAS-3 stage on ``device``: every core on the CPU."""
+    return cpu_cores() if device.type == "cpu" else torch.get_num_threads()
+
+
+def tile_workers(device: torch.device) -> int:
+    """Python threads for an elementwise stage cut into independent tiles: one per core on
+    the CPU (each on one intra-op thread); one on a GPU, which is parallel within each tile."""
+    return cpu_cores() if device.type == "cpu" else 1
