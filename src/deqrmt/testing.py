@@ -169,8 +169,9 @@ def activations(
       max_terms: at most this many c·f terms.
 
     Example:
-      >>> from hypothesis import find
-      >>> act = find(activations(kinds=("kinked",)), lambda a: True)   # the simplest draw
+      >>> from hypothesis import Phase, find, settings
+      >>> once = settings(phases=[Phase.generate], database=None)   # a draw, not shrunk (20 s)
+      >>> act = find(activations(kinds=("kinked",)), lambda a: True, settings=once)
       >>> act.expr.free_symbols
       {x}
     """
