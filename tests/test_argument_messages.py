@@ -21,12 +21,7 @@ SRC = Path(deqrmt.__file__).parent
 
 #: Flags named in a library message of a module this change did not own, each with the reason
 #: it stays (the test fails on any other, and on a flag that no longer appears).
-KNOWN = {
-    ("validate/_verdict.py", "--max-slope"): "another engineer's module (the verdict rule)",
-    ("validate/_verdict.py", "--max-error"): "another engineer's module (the verdict rule)",
-    ("numeric/_design.py", "--layers"): "another engineer's module (design)",
-    ("check/_monte_carlo.py", "--mc"): "names both: mc=True (--mc)",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _cli_flags() -> set[str]:
@@ -82,6 +77,8 @@ def test_library_errors_name_arguments_not_flags() -> None:
         ("pass scheduler='tcp://HOST:PORT'.", "pass --scheduler tcp://HOST:PORT."),
         ("run with fewer workers=…, or", "run with fewer --workers, or"),
         ("got sigma_a2=2; see `tau0`", "got --sigma-a2 2; see `--tau0`"),
+        ("mc=True needs torch", "--mc needs torch"),
+        ("use layers=2.", "use --layers 2."),
         ("force=Truer, device='a b'", "force=Truer, device='a b'"),  # not the forms: untouched
     ],
 )

@@ -90,7 +90,7 @@ def test_two_layer_designs_for_new_activations(deq: str) -> None:
 
 
 def test_depth_rule_refuses_one_layer_for_relu() -> None:
-    with pytest.raises(InvalidArgument, match="--layers 2"):
+    with pytest.raises(InvalidArgument, match="layers=2"):
         design_enn("relu", "hard_tanh", layers=1, dps=20)
 
 

@@ -108,7 +108,7 @@ def test_one_sample_size_gives_a_level_only_verdict() -> None:
 def test_non_finite_error_fails_and_bad_thresholds_are_refused() -> None:
     v = judge([256, 512], [0.1, math.nan], [0.1, 0.07])
     assert not v.passed and "CK: non-finite error" in v.reasons
-    with pytest.raises(InvalidArgument, match="--max-error"):
+    with pytest.raises(InvalidArgument, match="max_error=…"):
         judge([256], [0.1], [0.1], max_error=0)
     with pytest.raises(InvalidArgument, match="differ in length"):
         judge([256, 512], [0.1], [0.1, 0.1])

@@ -66,7 +66,7 @@ ARGUMENT_FLAGS: dict[str, str] = {
     "export": "--export",
 }
 #: Switches a library message sets to True (``force=True``): the flag alone on the command line.
-SWITCH_FLAGS: dict[str, str] = {"force": "--force"}
+SWITCH_FLAGS: dict[str, str] = {"force": "--force", "mc": "--mc"}
 #: Arguments whose value is one word, quoted in Python (``device='cuda'``), bare after the flag
 #: (``--device cuda``, ``--scheduler tcp://HOST:PORT``).
 WORD_FLAGS: dict[str, str] = {"device": "--device", "dtype": "--dtype", "scheduler": "--scheduler"}

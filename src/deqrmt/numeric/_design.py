@@ -242,7 +242,7 @@ def _depth(deq: DEQCoefficients, layers: int | None, kernel: str) -> tuple[dict[
     if layers == 1 and not one_ok and kernel == "ck":
         raise InvalidArgument(
             f"a one-layer ENN cannot match this DEQ's CK: it has α̃₂ = α̃₃/2, but α*₂ = {v['alpha_2'].text} "
-            f"≠ α*₃/2 = {mpmath.nstr(a3 / 2, 12)}; use --layers 2."
+            f"≠ α*₃/2 = {mpmath.nstr(a3 / 2, 12)}; use layers=2."
         )
     return rule, layers
 

@@ -217,9 +217,9 @@ class Verdict:
 
 def _check_thresholds(max_slope: float, max_error: float) -> None:
     if not math.isfinite(max_slope):
-        raise InvalidArgument(f"--max-slope must be a finite number, got {max_slope!r}.")
+        raise InvalidArgument(f"max_slope=… must be a finite number, got {max_slope!r}.")
     if not (max_error > 0 and math.isfinite(max_error)):
-        raise InvalidArgument(f"--max-error must be positive and finite, got {max_error!r}.")
+        raise InvalidArgument(f"max_error=… must be positive and finite, got {max_error!r}.")
 
 
 def _judge_one(
