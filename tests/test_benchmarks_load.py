@@ -87,3 +87,30 @@ def test_a_benchmark_withholds_its_ratio_when_busy(
     out = capsys.readouterr().out
     assert "ratio withheld: machine busy (load 50.00 on 2 cores)" in out
     assert "load before: load 50.00" in out and "load after: load 50.00" in out
+
+
+def test_nt_kernels_without_neural_tangents_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "neural_tangents", None)  # import raises ImportError
+    main = runpy.run_path(str(BENCH / "nt_kernels.py"), run_name="bench")["main"]
+    assert main(["--n", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "neural-tangents not installed: pip install -e .[bench]" in out
+    assert "load before:" in out and "load after:" in out
+
+
+def test_deq_solve_without_torchdeq_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    pytest.importorskip("torch")
+    monkeypatch.setitem(sys.modules, "torchdeq", None)
+    main = runpy.run_path(str(BENCH / "deq_solve.py"), run_name="bench")["main"]
+    main(["--n", "24", "--m", "32", "--act", "relu", "--sigma-a2", "0.2"])
+    out = capsys.readouterr().out
+    assert "TorchDEQ not installed: pip install -e .[bench]" in out
+    assert not any("tdeq" in line for line in out.splitlines())
