@@ -164,7 +164,7 @@ def overhead(runs: int = 3) -> None:
             tasks = at["all-stored"] - at["submitted"]
             print(f"run {i + 1}: wall {wall:5.2f} s; cluster start {start:4.2f} s, 9 tasks "
                   f"{tasks:4.2f} s, cluster close {close:4.2f} s, before the store opened "
-                  f"{at['store-opening'] - t:4.2f} s (load {_load()})", flush=True)  # fmt: skip
+                  f"{at['store-opening'] - t:4.2f} s ({_load()})", flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -237,7 +237,7 @@ def main() -> None:
                 print(
                     f"round {r + 1}: serial {times['serial'][-1]:.2f} s, sweep "
                     f"{times['sweep'][-1]:.2f} s, ceiling {times['ceiling'][-1]:.2f} s "
-                    f"(load {_load()})",
+                    f"({_load()})",
                     flush=True,
                 )
         end = Load.now()
