@@ -69,7 +69,7 @@ def depth_for(name: str, sigma_a2: float, tol: float) -> int:
     """Layers for the bound on the contraction rate to bring the error below ``tol``."""
     rate = sigma_a2 * DERIVATIVE_BOUND[name]
     if rate >= 1:
-        raise SystemExit(f"σ_a² = {sigma_a2} is outside the contraction bound for {name}")
+        raise ValueError(f"σ_a² = {sigma_a2} is outside the contraction bound for {name}")
     return math.ceil(math.log(tol) / math.log(rate)) + 2
 
 
@@ -82,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     add_force_flag(ap)
     args = ap.parse_args(argv)
+    for name in args.act.split(","):
+        if name not in DERIVATIVE_BOUND:
+            ap.error(f"--act: closed forms only, one of {sorted(DERIVATIVE_BOUND)}; got {name!r}")
+        if args.sigma_a2 * DERIVATIVE_BOUND[name] >= 1:
+            ap.error(f"--sigma-a2 {args.sigma_a2} is outside the contraction bound for {name}")
     print(load_line("before"))
     try:
         import jax
