@@ -37,7 +37,11 @@ Two more measurements, each on its own:
   times, with the steps' times from the test hook ``DEQRMT_TEST_PHASES``: the embedded
   cluster's start (its launcher process, scheduler and worker) and close, against the whole.
 
-Usage: python benchmarks/sweep.py [--dps 40] [--workers N] [--rounds 5] [--cold]
+Load: the load average and core count are printed before and after; every ratio is withheld
+("ratio withheld: machine busy (load X on N cores)") when the 1-minute load exceeds cores − 0.5
+at the start or end of the comparison, unless ``--force-ratio`` (``benchmarks/_load.py``).
+
+Usage: python benchmarks/sweep.py [--dps 40] [--workers N] [--rounds 5] [--cold] [--force-ratio]
        python benchmarks/sweep.py --memory | --overhead
 """
 
@@ -55,7 +59,10 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from deqrmt.sweep import QUIET_DASK, embedded_cluster, execute, parse_spec, run_sweep
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _load import Load, add_force_flag, load_line, ratio_text  # noqa: E402
+
+from deqrmt.sweep import QUIET_DASK, embedded_cluster, execute, parse_spec, run_sweep  # noqa: E402
 
 ACTIVATIONS = ["x*sigmoid(4*x)", "x*sigmoid(8*x)", "log(1+exp(4*x))/4", "log(1+exp(8*x))/8"]
 SIGMA_A2 = ["0.15", "0.25", "0.35", "0.45"]
@@ -92,7 +99,7 @@ def _barrier_wait(barrier: object) -> None:
 
 
 def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return Load.now().text()
 
 
 _MEMORY_PROBE = """
@@ -111,7 +118,7 @@ def memory() -> None:
     """Measured peak RSS of one task vs the budget's estimate (fresh process per point)."""
     from deqrmt.sweep._limits import size_text, task_bytes
 
-    print(f"load average before: {_load()}")
+    print(load_line("before"))
     print(f"{'kind':9s} {'n':>5s} {'m':>5s} {'measured':>10s} {'estimate':>10s}  estimate/measured")
     for kind, n, m in [("exact", 256, 0), ("exact", 1024, 0), ("exact", 2048, 0),
                        ("validate", 256, 1024), ("validate", 256, 4096), ("validate", 1024, 512)]:  # fmt: skip
@@ -125,7 +132,7 @@ def memory() -> None:
         est = task_bytes(n, round(0.8 * n), m)
         print(f"{kind:9s} {n:5d} {m:5d} {size_text(used):>10s} {size_text(est):>10s}  "
               f"{est / used:.2f}")  # fmt: skip
-    print(f"load average after:  {_load()}")
+    print(load_line("after"))
 
 
 _OVERHEAD_SPEC = (
@@ -136,7 +143,7 @@ _OVERHEAD_SPEC = (
 
 def overhead(runs: int = 3) -> None:
     """The embedded cluster's start and close within a small sweep's wall time."""
-    print(f"load average before: {_load()}")
+    print(load_line("before"))
     script = Path(sys.executable).parent / "deqrmt"
     for i in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
@@ -157,7 +164,7 @@ def overhead(runs: int = 3) -> None:
             tasks = at["all-stored"] - at["submitted"]
             print(f"run {i + 1}: wall {wall:5.2f} s; cluster start {start:4.2f} s, 9 tasks "
                   f"{tasks:4.2f} s, cluster close {close:4.2f} s, before the store opened "
-                  f"{at['store-opening'] - t:4.2f} s (load {_load()})", flush=True)  # fmt: skip
+                  f"{at['store-opening'] - t:4.2f} s ({_load()})", flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -170,6 +177,7 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true", help="also time both end to end, cold")
     ap.add_argument("--memory", action="store_true", help="only: task memory vs its estimate")
     ap.add_argument("--overhead", action="store_true", help="only: the cluster's start and close")
+    add_force_flag(ap)
     args = ap.parse_args()
     if args.memory:
         memory()
@@ -183,7 +191,7 @@ def main() -> None:
     import dask
     from distributed import Client
 
-    print(f"load average before: {_load()}  (cores: {os.cpu_count()})")
+    print(load_line("before"))
     _warm(args.dps)
     times: dict[str, list[float]] = {"serial": [], "sweep": [], "ceiling": []}
     ctx = multiprocessing.get_context("spawn")
@@ -202,6 +210,7 @@ def main() -> None:
             # every pool process warm and idle before any clock starts
             barrier = manager.Barrier(args.workers)
             list(pool.map(_barrier_wait, [barrier] * args.workers))
+            start = Load.now()
             for r in range(args.rounds):
                 spec = parse_spec(_spec_text(args.dps, _sigmas(r)))
                 assert len(spec.tasks) == 16
@@ -228,25 +237,33 @@ def main() -> None:
                 print(
                     f"round {r + 1}: serial {times['serial'][-1]:.2f} s, sweep "
                     f"{times['sweep'][-1]:.2f} s, ceiling {times['ceiling'][-1]:.2f} s "
-                    f"(load {_load()})",
+                    f"({_load()})",
                     flush=True,
                 )
+        end = Load.now()
     finally:
         cluster.close()
+
+    def ratio(r: float, before: Load = start, after: Load = end) -> str:
+        return ratio_text(r, before, after, force=args.force_ratio)
+
     best = {k: min(v) for k, v in times.items()}
     # paired within each round (the same load for both): the headline is their median
     paired = sorted(s / w for s, w in zip(times["serial"], times["sweep"], strict=True))
     median = statistics.median(paired)
-    print(
-        f"ratio serial / sweep, round by round: {', '.join(f'{r:.2f}' for r in paired)}; "
-        f"median {median:.2f}x"
-    )
+    if (start.busy or end.busy) and not args.force_ratio:
+        print(f"ratio serial / sweep, median of rounds: {ratio(median)}")
+    else:
+        print(
+            f"ratio serial / sweep, round by round: {', '.join(f'{r:.2f}' for r in paired)}; "
+            f"median {ratio(median)}"
+        )
     print(f"16 coefficient tasks at {args.dps} digits, warm, best of {args.rounds} rounds:")
     print(f"  serial (one process)              {best['serial']:8.2f} s")
     print(f"  sweep ({args.workers} Dask worker processes)  {best['sweep']:8.2f} s")
     print(f"  ceiling ({args.workers} plain processes)      {best['ceiling']:8.2f} s")
-    print(f"  ratio serial / sweep              {best['serial'] / best['sweep']:8.2f}x")
-    print(f"  ratio serial / ceiling            {best['serial'] / best['ceiling']:8.2f}x")
+    print(f"  ratio serial / sweep              {ratio(best['serial'] / best['sweep'])}")
+    print(f"  ratio serial / ceiling            {ratio(best['serial'] / best['ceiling'])}")
 
     if args.cold:
         spec = parse_spec(_spec_text(args.dps, SIGMA_A2))
@@ -258,6 +275,7 @@ def main() -> None:
                 f"spec = parse_spec({_spec_text(args.dps, SIGMA_A2)!r})\n"
                 "for t in spec.tasks:\n    assert execute(t.kind, t.inputs)['error'] is None\n"
             )
+            cold_start = Load.now()
             t = time.perf_counter()
             subprocess.run([sys.executable, str(script)], check=True)
             cold_serial = time.perf_counter() - t
@@ -268,8 +286,9 @@ def main() -> None:
         print("cold, end to end (fresh processes, cluster start-up included):")
         print(f"  serial subprocess                 {cold_serial:8.2f} s")
         print(f"  run_sweep, embedded cluster       {cold_sweep:8.2f} s")
-        print(f"  ratio                             {cold_serial / cold_sweep:8.2f}x")
-    print(f"load average after:  {_load()}")
+        cold_ratio = ratio(cold_serial / cold_sweep, cold_start, Load.now())
+        print(f"  ratio                             {cold_ratio}")
+    print(load_line("after"))
 
 
 if __name__ == "__main__":

@@ -32,4 +32,5 @@ def test_deq_solve_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
     _main("deq_solve.py")(["--n", "32", "--m", "64", "--act", "relu", "--sigma-a2", "0.2"])
     out = capsys.readouterr().out
     assert "matmul" in out and "it ratio" in out
-    assert sum(line.strip().startswith("relu") for line in out.splitlines()) == 1
+    assert "load before:" in out and "load after:" in out
+    assert sum(line.split()[:3] == ["relu", "0.20", "picard"] for line in out.splitlines()) == 1

@@ -1,0 +1,87 @@
+"""The machine's load around a timed comparison, and the rule that withholds a ratio (issue 24).
+
+Every benchmark prints ``os.getloadavg()`` and the core count before and after its timed
+comparisons.  A ratio of two times is only worth printing when both were measured on a machine
+that was not oversubscribed: when the 1-minute load exceeds ``cores − 0.5`` at the start or at
+the end of a comparison, the times are still printed but the ratio is replaced by
+``ratio withheld: machine busy (load X on N cores)``, unless the user asks for it anyway
+(``--force-ratio``; the printed ratio is then marked "forced").
+
+Use from a benchmark script::
+
+    from _load import Load, add_force_flag, ratio_text
+    before = Load.now()
+    ...  # the timed comparison
+    print(ratio_text(t_base / t_fast, before, Load.now(), force=args.force_ratio))
+
+The scripts are run as ``python benchmarks/x.py`` (their folder is on ``sys.path``) or by
+``runpy.run_path`` in the tests (each script puts its own folder on ``sys.path`` first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+
+__all__ = ["Load", "add_force_flag", "busy", "load_line", "ratio_text"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Load:
+    """The load averages (1, 5, 15 minutes) and the number of cores, read at one moment."""
+
+    one: float
+    five: float
+    fifteen: float
+    cores: int
+
+    @classmethod
+    def now(cls) -> Load:
+        one, five, fifteen = os.getloadavg()
+        return cls(one, five, fifteen, os.cpu_count() or 1)
+
+    @property
+    def busy(self) -> bool:
+        """Whether the 1-minute load exceeds cores − 0.5 (another process wants a core)."""
+        return self.one > self.cores - 0.5
+
+    def text(self) -> str:
+        return f"load {self.one:.2f} {self.five:.2f} {self.fifteen:.2f} on {self.cores} cores"
+
+
+def busy(*loads: Load) -> Load | None:
+    """The first of ``loads`` (start, end of a comparison) under which the machine was busy."""
+    return next((ld for ld in loads if ld.busy), None)
+
+
+def load_line(when: str, load: Load | None = None) -> str:
+    """``"load before: load 0.52 0.61 0.70 on 2 cores"``, for the start and end of a run."""
+    return f"load {when}: {(load or Load.now()).text()}"
+
+
+def ratio_text(
+    ratio: float, before: Load, after: Load, *, force: bool = False, fmt: str = "{:.2f}x"
+) -> str:
+    """The ratio as text, or the withholding notice when the machine was busy at either end.
+
+    The notice names the larger of the two 1-minute loads (the one that decided).
+    """
+    hot = busy(before, after)
+    if hot is None:
+        return fmt.format(ratio)
+    if force:
+        return (
+            fmt.format(ratio) + f" (forced; machine busy: load {hot.one:.2f} on {hot.cores} cores)"
+        )
+    worst = max(before.one, after.one)
+    return f"ratio withheld: machine busy (load {worst:.2f} on {hot.cores} cores)"
+
+
+def add_force_flag(parser: argparse.ArgumentParser) -> None:
+    """The ``--force-ratio`` flag every benchmark takes."""
+    parser.add_argument(
+        "--force-ratio",
+        action="store_true",
+        help="print ratios even when the load exceeds cores − 0.5 (they are marked 'forced')",
+    )
