@@ -30,6 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _load import Load, add_force_flag, ratio_text  # noqa: E402
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: the naive baseline of benchmarks/coefficients.py for tanh, as a standalone mpmath program
@@ -68,13 +71,6 @@ for k, v in {
 """
 
 
-def _load() -> str:
-    try:
-        return Path("/proc/loadavg").read_text(encoding="ascii").strip()
-    except OSError:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def _run(argv: list[str], src: Path | None) -> float:
     """Wall time of one process, with a fresh empty cache (and ``PYTHONPATH=src``)."""
     with tempfile.TemporaryDirectory() as cache:
@@ -90,6 +86,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--baseline-src", type=Path, default=None)
+    add_force_flag(ap)
     args = ap.parse_args()
     py = sys.executable
     cases = {
@@ -111,14 +108,16 @@ def main() -> None:
     # PYTHONDONTWRITEBYTECODE set, every process would otherwise compile deqrmt's sources again.
     for tree in {src for _, src in cases.values() if src is not None}:
         compileall.compile_dir(str(tree), quiet=1)
-    print(f"load before: {_load()}  ({os.cpu_count()} CPUs)")
+    before = Load.now()
+    print(f"load before: {before.text()}")
     for argv, src in cases.values():  # once, unmeasured: disks and page cache warm
         _run(argv, src)
     times: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(args.rounds):
         for name, (argv, src) in cases.items():  # interleaved: load drifts hit every case
             times[name].append(_run(argv, src))
-    print(f"load after:  {_load()}")
+    after = Load.now()
+    print(f"load after:  {after.text()}")
     print(f"{'cold process (empty cache)':<28}{'median s':>10}{'min s':>8}   rounds")
     med = {k: statistics.median(v) for k, v in times.items()}
     for name, ts in times.items():
@@ -126,11 +125,14 @@ def main() -> None:
     relu = med["relu (this tree)"]
     print(f"cold relu median {relu:.3f} s: {'meets' if relu <= 0.5 else 'misses'} the 0.5 s target")
     ratio = med["naive mpmath tanh dps 15"] / med["tanh --dps 15 (this tree)"]
-    print(f"tanh --dps 15: naive/deqrmt = {ratio:.2f} ({'faster' if ratio > 1 else 'slower'})")
+    verdict = f" ({'faster' if ratio > 1 else 'slower'})"
+    text = ratio_text(ratio, before, after, force=args.force_ratio, fmt="{:.2f}")
+    print(f"tanh --dps 15: naive/deqrmt = {text}{verdict if text[0].isdigit() else ''}")
     if args.baseline_src is not None:
         for what in ("relu", "tanh --dps 15"):
             r = med[f"{what} (baseline)"] / med[f"{what} (this tree)"]
-            print(f"{what}: baseline/this tree = {r:.2f}")
+            text = ratio_text(r, before, after, force=args.force_ratio, fmt="{:.2f}")
+            print(f"{what}: baseline/this tree = {text}")
 
 
 if __name__ == "__main__":

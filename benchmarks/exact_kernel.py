@@ -30,17 +30,21 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import sys
 import time
 
 import numpy as np
 import torch
 
-from deqrmt.numeric import deq_coefficients
-from deqrmt.validate import exact_kernels, paper_mixture
-from deqrmt.validate._bivariate import GaussHermite2D
-from deqrmt.validate._exact import _solve_diagonal
-from deqrmt.validate._pointwise import CenteredActivation
-from deqrmt.validate._threads import cpu_cores, torch_threads
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _load import Load, add_force_flag, ratio_text  # noqa: E402
+
+from deqrmt.numeric import deq_coefficients  # noqa: E402
+from deqrmt.validate import exact_kernels, paper_mixture  # noqa: E402
+from deqrmt.validate._bivariate import GaussHermite2D  # noqa: E402
+from deqrmt.validate._exact import _solve_diagonal  # noqa: E402
+from deqrmt.validate._pointwise import CenteredActivation  # noqa: E402
+from deqrmt.validate._threads import cpu_cores, torch_threads  # noqa: E402
 
 
 def _timed(fn, *args, **kw):  # type: ignore[no-untyped-def]
@@ -80,35 +84,30 @@ def _peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
-def scale(name: str, n: int, device: str, matmul: bool = True) -> None:
+def scale(name: str, n: int, device: str, matmul: bool = True, force_ratio: bool = False) -> None:
     """One exact_kernels call at n: the ratio to a full matmul, peak RSS, load (issue 24)."""
     p = round(0.8 * n)
     mix = paper_mixture(p)
     X = mix.sample(n, np.random.default_rng([0, n])).X
     res = deq_coefficients(name, "0.2", None, repr(mix.tau0(n)), dps=16)
     act = CenteredActivation.from_activation(res.activation, float(res.center))
-    load0 = os.getloadavg()
+    load0 = Load.now()
     mm0 = _matmul_seconds(X) if matmul else float("nan")
     ex, t_ex = _timed(exact_kernels, act, X, 0.2, 0.8, device=device)
     peak = _peak_rss_bytes()
     del ex
     mm1 = _matmul_seconds(X) if matmul else float("nan")
-    load1 = os.getloadavg()
+    load1 = Load.now()
     mm = 0.5 * (mm0 + mm1)
     print(f"exact_kernels({name}) n={n} p={p} device={device}: {t_ex:.2f} s")
     if matmul:
         print(
             f"  one full n×n×p float64 matmul on {cpu_cores()} cores: {mm0:.2f} s before, "
-            f"{mm1:.2f} s after; ratio exact/matmul = {t_ex / mm:.2f}"
+            f"{mm1:.2f} s after; ratio exact/matmul = "
+            + ratio_text(t_ex / mm, load0, load1, force=force_ratio, fmt="{:.2f}")
         )
     print(f"  peak RSS {peak} bytes = {peak / (8 * n * n):.2f} n² doubles (data, torch included)")
-    print(
-        "  load (1, 5, 15 min) before "
-        + ", ".join(f"{x:.2f}" for x in load0)
-        + "; after "
-        + ", ".join(f"{x:.2f}" for x in load1)
-        + f" on {os.cpu_count()} CPUs"
-    )
+    print(f"  load before: {load0.text()}; after: {load1.text()}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -123,9 +122,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--no-matmul", action="store_true", help="--scale without the matmul baseline (large n)"
     )
+    add_force_flag(ap)
     args = ap.parse_args(argv)
     if args.scale:
-        scale((args.act or "tanh").split(",")[0], args.scale, args.device, not args.no_matmul)
+        scale(
+            (args.act or "tanh").split(",")[0], args.scale, args.device, not args.no_matmul,
+            args.force_ratio,
+        )  # fmt: skip
         return
     args.act = args.act or "tanh,relu,gelu"
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}")
