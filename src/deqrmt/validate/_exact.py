@@ -32,6 +32,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -46,6 +47,9 @@ __all__ = [
     "ExactKernels", "KernelEngine", "diagonal_kernel", "exact_kernels", "exact_kernels_memory",
     "fill_blocks", "ntk_limit",
 ]  # fmt: skip
+
+#: a whole kernel (numpy) or one tile of it (torch)
+_Array = TypeVar("_Array", np.ndarray, torch.Tensor)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,13 +94,13 @@ class ExactKernels:
 
 
 def ntk_limit(
-    G: np.ndarray,
-    Gdot: np.ndarray,
-    gram: np.ndarray,
+    G: _Array,
+    Gdot: _Array,
+    gram: _Array,
     sigma_a2: float,
     sigma_b2: float,
     trainable: tuple[str, ...] = ("a", "A"),
-) -> np.ndarray:
+) -> _Array:
     r"""The m → ∞ NTK over a parameter set θ ⊆ {a, A, B} (see :mod:`._ntk` for the gradients).
 
     With W = 1/(1 − Ġ) the limit of (1/m)w_iᵀw_j and E' = Ġ/σ_a² = E[φ_c'(u)φ_c'(v)]:
@@ -107,7 +111,11 @@ def ntk_limit(
     """
     _check_trainable(trainable)
     w = 1 / (1 - Gdot)
-    K = G.copy() if "a" in trainable else np.zeros_like(G)
+    # numpy arrays (whole kernels) and torch tensors (one tile of exact_kernels): one formula
+    if isinstance(G, torch.Tensor):
+        K = G.clone() if "a" in trainable else torch.zeros_like(G)
+    else:
+        K = G.copy() if "a" in trainable else np.zeros_like(G)
     if "A" in trainable:
         K += Gdot * w * G
     if "B" in trainable:
@@ -511,7 +519,7 @@ def _kernel_tile(
     if r0 == c0:
         on_diag = torch.eye(r1 - r0, dtype=torch.bool, device=gram.device)
     g, gdot, _ = engine.newton(slice(r0, r1), slice(c0, c1), gram, on_diag)
-    k = _tile_ntk(g, gdot, gram, engine.sigma_a2, engine.sigma_b2, trainable)
+    k = ntk_limit(g, gdot, gram, engine.sigma_a2, engine.sigma_b2, trainable)
     _put(G, g, t)
     _put(K, k, t)
 
@@ -526,24 +534,6 @@ def _put(out: torch.Tensor, block: torch.Tensor, t: Tile) -> None:
     out[r0:r1, c0:c1] = block
     if r0 != c0:
         out[c0:c1, r0:r1] = block.T
-
-
-def _tile_ntk(
-    g: torch.Tensor,
-    gdot: torch.Tensor,
-    gram: torch.Tensor,
-    sigma_a2: float,
-    sigma_b2: float,
-    trainable: tuple[str, ...],
-) -> torch.Tensor:
-    """:func:`ntk_limit` on one tile (torch, the same operations in the same order)."""
-    w = 1 / (1 - gdot)
-    k = g.clone() if "a" in trainable else torch.zeros_like(g)
-    if "A" in trainable:
-        k += gdot * w * g
-    if "B" in trainable:
-        k += sigma_b2 * (gdot / sigma_a2) * w * gram
-    return k
 
 
 def _recompute_gdot(
