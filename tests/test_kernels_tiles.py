@@ -193,3 +193,16 @@ def test_a_bad_tile_is_refused(data: tuple[np.ndarray, np.ndarray]) -> None:
     for tile in (0, 2.5, True):
         with pytest.raises(InvalidArgument, match="tile="):
             _kernels(_act("relu", 0.0), data[0], None, tile=tile)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_non_finite_entry_anywhere_is_refused(
+    data: tuple[np.ndarray, np.ndarray], bad: float
+) -> None:
+    # the check reads the extremes (NaN propagates through them), not an n × p mask
+    X = data[0].copy()
+    X[23, 17] = bad
+    with pytest.raises(InvalidArgument, match="X1 has non-finite"):
+        _kernels(_act("relu", 0.0), X, None)
+    with pytest.raises(InvalidArgument, match="X2 has non-finite"):
+        _kernels(_act("relu", 0.0), data[0], X[20:25])

@@ -27,7 +27,7 @@ import torch
 
 from .._arguments import integer
 from .._errors import InvalidArgument
-from ._exact import TILE, KernelEngine, _put, diagonal_kernel, ntk_limit
+from ._exact import TILE, KernelEngine, _put, _sq_norms, diagonal_kernel, ntk_limit
 from ._pointwise import CenteredActivation
 from ._threads import tile_workers, torch_threads
 from ._tiles import Tile, run_tiles, upper_tiles
@@ -81,7 +81,8 @@ def _rows(X: Any, name: str) -> tuple[torch.Tensor, bool]:
     if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
         raise InvalidArgument(f"{name} must be a non-empty 2-D array, got shape {tuple(t.shape)}.")
     t = t.to(torch.float64)
-    if not bool(torch.isfinite(t).all()):
+    lo, hi = torch.aminmax(t)  # NaN propagates; no n × p temporary, unlike isfinite(t).all()
+    if not bool(torch.isfinite(lo) & torch.isfinite(hi)):
         raise InvalidArgument(f"{name} has non-finite entries (nan or inf).")
     return t, is_torch
 
@@ -187,15 +188,18 @@ def kernels(
     tiles = kernel_tiles(n1, None if B is None else n2, tile)
     out = np.zeros((n1, n2))
     with torch_threads(1 if dev.type == "cpu" else torch.get_num_threads()):
+        # the engine takes p × n (columns are samples): the transposed views of the rows, no
+        # copy (a tile's XᵀX' block is then A[rows] @ A[cols]ᵀ, both read row by row)
+        A, B = A.to(dev), None if B is None else B.to(dev)
+        sq = torch.cat([_sq_norms(A.T)] + ([] if B is None else [_sq_norms(B.T)]))
         engine = KernelEngine(
-            phi, A.T.contiguous().to(dev), None if B is None else B.T.contiguous().to(dev),
-            a2, b2, method=method, tol=tol,
-        )  # fmt: skip
+            phi, A.T, None if B is None else B.T, a2, b2, method=method, tol=tol, sq_norms=sq
+        )
         diag = None
         if engine.symmetric:
             g, gd = engine.diagonal()
-            sq = (A * A).sum(1).numpy()
-            diag = torch.as_tensor(g if kind == "ck" else ntk_limit(g, gd, sq, a2, b2, trainable))
+            k_diag = g if kind == "ck" else ntk_limit(g, gd, sq.cpu().numpy(), a2, b2, trainable)
+            diag = torch.as_tensor(k_diag)
         elif kind == "ntk":
             engine.diagonal(every=True)  # the univariate Ġ ≥ 1 check, X2's samples included
         fill = _TileFiller(
