@@ -46,13 +46,14 @@ def _matmul_seconds(X: np.ndarray) -> float:
     return dt
 
 
-def _kernels_seconds(act: str, X: np.ndarray) -> tuple[np.ndarray, float]:
-    t = time.perf_counter()
+def _kernels_seconds(act: str, X: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """(the kernel, wall seconds, the process's CPU seconds) of one call."""
+    t, c = time.perf_counter(), time.process_time()
     out = deqrmt.kernels(act, X, sigma_a2=0.2, device="cpu")
-    return out, time.perf_counter() - t
+    return out, time.perf_counter() - t, time.process_time() - c
 
 
-def _one_worker(X: np.ndarray, act: str) -> tuple[np.ndarray, float]:
+def _one_worker(X: np.ndarray, act: str) -> tuple[np.ndarray, float, float]:
     """The same call with the tiles on one worker thread (the calling thread)."""
     import deqrmt.validate._kernels as kern
 
@@ -69,7 +70,7 @@ def run(act: str, n: int, one_worker: bool, force: bool) -> None:
     X = np.ascontiguousarray(paper_mixture(p).sample(n, np.random.default_rng([0, n])).X.T)
     before = Load.now()
     mm0 = _matmul_seconds(X)
-    out, t = _kernels_seconds(act, X)
+    out, t, cpu = _kernels_seconds(act, X)
     one = None
     if one_worker:
         one = _one_worker(X, act)
@@ -77,6 +78,9 @@ def run(act: str, n: int, one_worker: bool, force: bool) -> None:
     after = Load.now()
     mm = 0.5 * (mm0 + mm1)
     print(f"kernels({act!r}, X) n={n} p={p}: {t:.2f} s ({t / (n * (n + 1) / 2) * 1e9:.0f} ns/pair)")
+    # CPU/wall is the number of cores the call got: on a busy machine (or under the kernel's
+    # autogroup scheduling, which shares a core among sessions, not threads) it stays near 1
+    print(f"  process CPU {cpu:.2f} s (CPU/wall {cpu / t:.2f}: the cores it got)")
     print(
         f"  one full n×n×p float64 matmul on {os.cpu_count()} cores: {mm0:.2f} s before, "
         f"{mm1:.2f} s after; ratio kernels/matmul = "
@@ -85,7 +89,7 @@ def run(act: str, n: int, one_worker: bool, force: bool) -> None:
     if one is not None:
         same = one[0].tobytes() == out.tobytes()
         print(
-            f"  on one worker thread: {one[1]:.2f} s; speed-up = "
+            f"  on one worker thread: {one[1]:.2f} s (CPU {one[2]:.2f} s); speed-up = "
             + ratio_text(one[1] / t, before, after, force=force)
             + f"; same bytes: {same}"
         )
