@@ -148,7 +148,8 @@ def kernels(
       InvalidArgument: malformed data (not 2-D, empty, non-finite, X1 and X2 with different
         numbers of features), σ's ≤ 0, an unknown ``kind`` or ``device`` (or ``cuda`` without a
         CUDA device).
-      BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it for a few rows of X1 at a time).
+      BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it for a few rows of X1
+        at a time).
       ParseError, UnknownActivation: the activation is not understood.
       ContractionError: σ_a² too large for the kernel map to contract (Ġ ≥ 1 somewhere).
 
