@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 
 import deqrmt  # noqa: E402
 import deqrmt.validate._kernels as kern  # noqa: E402
-from deqrmt import InvalidArgument  # noqa: E402
+from deqrmt import BudgetExceeded, InvalidArgument  # noqa: E402
 from deqrmt.symbolic import library_activation  # noqa: E402
 from deqrmt.validate._exact import KernelEngine, ntk_limit  # noqa: E402
 from deqrmt.validate._pointwise import CenteredActivation  # noqa: E402
@@ -193,6 +193,9 @@ def test_a_bad_tile_is_refused(data: tuple[np.ndarray, np.ndarray]) -> None:
     for tile in (0, 2.5, True):
         with pytest.raises(InvalidArgument, match="tile="):
             _kernels(_act("relu", 0.0), data[0], None, tile=tile)
+    # a worker holds ~24 arrays of a tile: a side above 2048 is a memory budget, refused
+    with pytest.raises(BudgetExceeded, match=r"tile=4096: choose an integer from 1 to 2048"):
+        _kernels(_act("relu", 0.0), data[0], None, tile=4096)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

@@ -36,6 +36,8 @@ __all__ = ["kernels", "kernel_diagonal", "kernel_tiles", "as_activation", "sigma
 
 #: the most entries of one output kernel (8 bytes each): 2.5·10⁸ ≈ 2 GB
 MAX_ENTRIES = 250_000_000
+#: the largest tile side: a worker holds ~24 float64 arrays of a tile, 0.8 GB at 2048²
+MAX_TILE = 2048
 
 
 def sigmas(sigma_a2: Any, sigma_b2: Any) -> tuple[float, float]:
@@ -131,7 +133,7 @@ def kernels(
       method, tol: see :func:`deqrmt.validate.exact_kernels`.
       progress: called as ``progress(done, total)`` after every tile (``total`` tiles; the
         calls come one at a time, from the worker threads, with ``done`` increasing).
-      tile: the side of the tiles the pairs are cut into (a tuning knob, see
+      tile: the side of the tiles the pairs are cut into, 1 to 2048 (a tuning knob, see
         :func:`kernel_tiles`; results agree to rounding).
 
     Returns:
@@ -149,7 +151,7 @@ def kernels(
         numbers of features), σ's ≤ 0, an unknown ``kind`` or ``device`` (or ``cuda`` without a
         CUDA device).
       BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it for a few rows of X1
-        at a time).
+        at a time), or ``tile`` above 2048.
       ParseError, UnknownActivation: the activation is not understood.
       ContractionError: σ_a² too large for the kernel map to contract (Ġ ≥ 1 somewhere).
 
@@ -164,7 +166,7 @@ def kernels(
 
     if kind not in ("ck", "ntk"):
         raise InvalidArgument(f"kind must be 'ck' or 'ntk', got kind={kind!r}.")
-    tile = integer(tile, "tile", lo=1)
+    tile = integer(tile, "tile", lo=1, hi=MAX_TILE)
     trainable = tuple(trainable)
     a2, b2 = sigmas(sigma_a2, sigma_b2)
     phi = as_activation(act, center)
