@@ -18,7 +18,7 @@ The iteration has a unique attracting fixed point when σ_a² E[φ'²] < 1 (slid
 (3)); the Newton step divides by 1 − Ġ_ij > 0 there.
 
 Nothing couples different pairs, so the same engine (:class:`KernelEngine`) gives cross kernels
-G*(x_i, x'_j) between two data sets in row blocks (:func:`fill_blocks`, used by
+G*(x_i, x'_j) between two data sets, tile by tile on every core (:mod:`._kernels`, used by
 :func:`deqrmt.kernels`), and :func:`exact_kernels` runs it near the hardware (issue 24): the
 Gram matrix XᵀX by a rank-k update on every core straight into G*'s buffer, then square tiles
 of the upper triangle on worker threads, each overwriting its part of XᵀX with G* and writing
@@ -45,7 +45,7 @@ from ._tiles import Tile, abs_max, gram_upper, mirror, run_tiles, tile_gram, upp
 
 __all__ = [
     "ExactKernels", "KernelEngine", "diagonal_kernel", "exact_kernels", "exact_kernels_memory",
-    "fill_blocks", "ntk_limit",
+    "ntk_limit",
 ]  # fmt: skip
 
 #: a whole kernel (numpy) or one tile of it (torch)
@@ -351,40 +351,6 @@ def diagonal_kernel(
     g, _, d = diagonal_moments(act, q)
     assert d is not None
     return _checked_diagonal(g, d, sigma_a2)
-
-
-def fill_blocks(
-    engine: KernelEngine,
-    outputs: dict[str, np.ndarray],
-    per_block: Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]],
-    diagonal: dict[str, np.ndarray] | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> None:
-    """Run ``engine`` over its row blocks, writing ``per_block(G, Ġ, XᵀX')`` into ``outputs``.
-
-    Symmetric kernels: only the upper triangle is computed, and every block is mirrored in place
-    (no n × n temporaries); ``diagonal`` then holds the values written on the diagonal.
-    """
-    blocks = engine.row_blocks()
-    for k, (r0, r1) in enumerate(blocks):
-        g, gd, gram, _ = engine.solve(r0, r1)
-        parts = per_block(g.cpu().numpy(), gd.cpu().numpy(), gram.cpu().numpy())
-        for name, blk in parts.items():
-            out = outputs[name]
-            if engine.symmetric:
-                w = r1 - r0
-                out[r0:r1, r1:] = blk[:, w:]
-                out[r1:, r0:r1] = blk[:, w:].T
-                sq = np.triu(blk[:, :w], 1)
-                out[r0:r1, r0:r1] = sq + sq.T
-            else:
-                out[r0:r1] = blk
-        if progress is not None:
-            progress(k + 1, len(blocks))
-    if engine.symmetric and diagonal:
-        idx = np.arange(engine.n1)
-        for name, values in diagonal.items():
-            outputs[name][idx, idx] = values
 
 
 #: the side of the square tiles of the upper triangle (2^16 entries, 0.5 MB per array: a tile

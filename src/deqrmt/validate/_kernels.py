@@ -4,27 +4,40 @@ r"""The exact infinite-width DEQ kernels on the user's own data, neural-tangents
 x_i of X1 and x'_j of X2 (rows are samples, as in neural-tangents' ``kernel_fn(x1, x2)``): the
 fixed point `G = E[φ(u)φ(v)]`, `(u, v) ~ N(0, [[Λ_ii, Λ_ij], [Λ_ij, Λ_jj]])`,
 `Λ = σ_a² G + σ_b² x_iᵀx'_j` (slides, "Implicit CK and NTK"; Feng & Kolter 2020), solved pair by
-pair by :class:`~._exact.KernelEngine` in row blocks, and `K* = G*/(1 − Ġ*)` for the NTK over
-(a, A).  The activation is used as given unless ``center`` is set (the theorems' φ_c = φ − c).
+pair by :class:`~._exact.KernelEngine`, and `K* = G*/(1 − Ġ*)` for the NTK over (a, A).  The
+activation is used as given unless ``center`` is set (the theorems' φ_c = φ − c).
+
+Near the hardware (issue 24), as :func:`~._exact.exact_kernels`: the pairs are cut into tiles
+(:func:`kernel_tiles`: square tiles of the upper triangle for k(X, X), whose lower triangle is
+their mirror image; rows × columns for k(X1, X2)), run on one worker thread per core with torch
+on one intra-op thread each (:mod:`._threads`, :func:`~._tiles.run_tiles`).  Each tile forms its
+own block of XᵀX', solves it, and writes its values straight into the output, the only n1 × n2
+array.  A tile's values depend on the tile alone, never on the thread that ran it, so the output
+has the same bytes for any number of workers.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
+from .._arguments import integer
 from .._errors import InvalidArgument
-from ._exact import KernelEngine, diagonal_kernel, fill_blocks, ntk_limit
+from ._exact import TILE, KernelEngine, _put, _sq_norms, diagonal_kernel, ntk_limit
 from ._pointwise import CenteredActivation
-from ._threads import torch_threads
+from ._threads import tile_workers, torch_threads
+from ._tiles import Tile, run_tiles, upper_tiles
 
-__all__ = ["kernels", "kernel_diagonal", "as_activation", "sigmas"]
+__all__ = ["kernels", "kernel_diagonal", "kernel_tiles", "as_activation", "sigmas"]
 
 #: the most entries of one output kernel (8 bytes each): 2.5·10⁸ ≈ 2 GB
 MAX_ENTRIES = 250_000_000
+#: the largest tile side: a worker holds ~24 float64 arrays of a tile, 0.8 GB at 2048²
+MAX_TILE = 2048
 
 
 def sigmas(sigma_a2: Any, sigma_b2: Any) -> tuple[float, float]:
@@ -70,7 +83,8 @@ def _rows(X: Any, name: str) -> tuple[torch.Tensor, bool]:
     if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
         raise InvalidArgument(f"{name} must be a non-empty 2-D array, got shape {tuple(t.shape)}.")
     t = t.to(torch.float64)
-    if not bool(torch.isfinite(t).all()):
+    lo, hi = torch.aminmax(t)  # NaN propagates; no n × p temporary, unlike isfinite(t).all()
+    if not bool(torch.isfinite(lo) & torch.isfinite(hi)):
         raise InvalidArgument(f"{name} has non-finite entries (nan or inf).")
     return t, is_torch
 
@@ -102,6 +116,7 @@ def kernels(
     method: str = "auto",
     tol: float = 1e-13,
     progress: Callable[[int, int], None] | None = None,
+    tile: int = TILE,
 ) -> Any:
     r"""The DEQ's exact infinite-width CK G* or NTK K* between the rows of X1 and X2.
 
@@ -116,7 +131,10 @@ def kernels(
         2024 theorems use the c that centres φ at τ* (see :func:`equivalent_kernels`).
       device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``.
       method, tol: see :func:`deqrmt.validate.exact_kernels`.
-      progress: called as ``progress(done, total)`` after every row block.
+      progress: called as ``progress(done, total)`` after every tile (``total`` tiles; the
+        calls come one at a time, from the worker threads, with ``done`` increasing).
+      tile: the side of the tiles the pairs are cut into, 1 to 2048 (a tuning knob, see
+        :func:`kernel_tiles`; results agree to rounding).
 
     Returns:
       The n1 × n2 kernel, float64: a numpy array, or a torch tensor on X1's device when X1 is one.
@@ -132,7 +150,8 @@ def kernels(
       InvalidArgument: malformed data (not 2-D, empty, non-finite, X1 and X2 with different
         numbers of features), σ's ≤ 0, an unknown ``kind`` or ``device`` (or ``cuda`` without a
         CUDA device).
-      BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it in row blocks).
+      BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it for a few rows of X1
+        at a time), or ``tile`` above 2048.
       ParseError, UnknownActivation: the activation is not understood.
       ContractionError: σ_a² too large for the kernel map to contract (Ġ ≥ 1 somewhere).
 
@@ -147,6 +166,7 @@ def kernels(
 
     if kind not in ("ck", "ntk"):
         raise InvalidArgument(f"kind must be 'ck' or 'ntk', got kind={kind!r}.")
+    tile = integer(tile, "tile", lo=1, hi=MAX_TILE)
     trainable = tuple(trainable)
     a2, b2 = sigmas(sigma_a2, sigma_b2)
     phi = as_activation(act, center)
@@ -168,32 +188,105 @@ def kernels(
         )
     dev = resolve(device)
     out_device = X1.device if torch_in else None
+    tiles = kernel_tiles(n1, None if B is None else n2, tile)
+    out = np.zeros((n1, n2))
     with torch_threads(1 if dev.type == "cpu" else torch.get_num_threads()):
+        # the engine takes p × n (columns are samples): the transposed views of the rows, no
+        # copy (a tile's XᵀX' block is then A[rows] @ A[cols]ᵀ, both read row by row)
+        A, B = A.to(dev), None if B is None else B.to(dev)
+        sq = torch.cat([_sq_norms(A.T)] + ([] if B is None else [_sq_norms(B.T)]))
         engine = KernelEngine(
-            phi, A.T.contiguous().to(dev), None if B is None else B.T.contiguous().to(dev),
-            a2, b2, method=method, tol=tol,
-        )  # fmt: skip
-        out = np.zeros((n1, n2))
-        diag: dict[str, np.ndarray] | None = None
+            phi, A.T, None if B is None else B.T, a2, b2, method=method, tol=tol, sq_norms=sq
+        )
+        diag = None
         if engine.symmetric:
             g, gd = engine.diagonal()
-            sq = (A * A).sum(1).numpy()
-            diag = {"K": g if kind == "ck" else ntk_limit(g, gd, sq, a2, b2, trainable)}
+            k_diag = g if kind == "ck" else ntk_limit(g, gd, sq.cpu().numpy(), a2, b2, trainable)
+            diag = torch.as_tensor(k_diag)
         elif kind == "ntk":
             engine.diagonal(every=True)  # the univariate Ġ ≥ 1 check, X2's samples included
-        if kind == "ck":
-
-            def block(g: np.ndarray, gd: np.ndarray, gram: np.ndarray) -> dict[str, np.ndarray]:
-                return {"K": g}
-        else:
-
-            def block(g: np.ndarray, gd: np.ndarray, gram: np.ndarray) -> dict[str, np.ndarray]:
-                return {"K": ntk_limit(g, gd, gram, a2, b2, trainable)}
-
-        fill_blocks(engine, {"K": out}, block, diag, progress)
+        fill = _TileFiller(
+            engine, torch.from_numpy(out), None if kind == "ck" else trainable, diag,
+            len(tiles), progress,
+        )  # fmt: skip
+        run_tiles(fill, tiles, tile_workers(dev))
     if torch_in:
         return torch.as_tensor(out).to(out_device)
     return out
+
+
+def kernel_tiles(n1: int, n2: int | None, tile: int = TILE) -> list[Tile]:
+    """The tiles of an n1 × n2 kernel (n2 None: n1 × n1, symmetric), as (r0, r1, c0, c1).
+
+    Symmetric: the square ``tile`` × ``tile`` tiles on and above the diagonal
+    (:func:`~._tiles.upper_tiles`).  Otherwise every rows × columns tile, ``tile`` columns wide
+    (fewer when n2 is smaller) and tall enough for about ``tile``² pairs, so that a kernel
+    against a few samples is still cut into tiles of a useful size.  The tiles depend on the
+    sizes alone, never on the number of workers.
+    """
+    if n2 is None:
+        return upper_tiles(n1, tile)
+    width = min(tile, n2)
+    height = max(tile, tile * tile // width)
+    return [
+        (r0, min(n1, r0 + height), c0, min(n2, c0 + width))
+        for r0 in range(0, n1, height)
+        for c0 in range(0, n2, width)
+    ]
+
+
+class _TileFiller:
+    """One tile of :func:`kernels`: its block of XᵀX', the pairwise Newton solve, the values
+    written into the output (and mirrored below the diagonal in the symmetric case).
+
+    Tiles never overlap, so any number of workers may run them at once; ``progress`` is called
+    under a lock, with the count of tiles done (monotone; the last call has the total).
+    """
+
+    def __init__(
+        self,
+        engine: KernelEngine,
+        out: torch.Tensor,
+        trainable: tuple[str, ...] | None,
+        diagonal: torch.Tensor | None,
+        total: int,
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        self.engine, self.out, self.trainable, self.diagonal = engine, out, trainable, diagonal
+        self.total, self.progress = total, progress
+        self.done = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, t: Tile) -> None:
+        r0, r1, c0, c1 = t
+        e = self.engine
+        rows = slice(r0, r1)
+        if e.X2 is None:
+            # the columns' samples are X1's: the pairs i = j of a diagonal tile are placeholders
+            gram = e.X1[:, rows].T @ e.X1[:, c0:c1]
+            cols = slice(c0, c1)
+            on_diag = None
+            if r0 == c0:
+                on_diag = torch.eye(r1 - r0, dtype=torch.bool, device=gram.device)
+        else:
+            gram = e.X1[:, rows].T @ e.X2[:, c0:c1]
+            cols = slice(e.n1 + c0, e.n1 + c1)  # X2's samples follow X1's in the engine
+            on_diag = None
+        g, gdot, _ = e.newton(rows, cols, gram, on_diag)
+        if self.trainable is not None:
+            g = ntk_limit(g, gdot, gram, e.sigma_a2, e.sigma_b2, self.trainable)
+        k = g.cpu()
+        if e.X2 is None:
+            if on_diag is not None:
+                assert self.diagonal is not None
+                k.diagonal().copy_(self.diagonal[r0:r1])  # the univariate fixed point
+            _put(self.out, k, t)
+        else:
+            self.out[r0:r1, c0:c1] = k
+        if self.progress is not None:
+            with self.lock:
+                self.done += 1
+                self.progress(self.done, self.total)
 
 
 def kernel_diagonal(
