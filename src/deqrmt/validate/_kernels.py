@@ -27,10 +27,10 @@ import torch
 
 from .._arguments import integer
 from .._errors import InvalidArgument
-from ._exact import TILE, KernelEngine, _put, _sq_norms, diagonal_kernel, ntk_limit
+from ._exact import TILE, KernelEngine, _sq_norms, diagonal_kernel, ntk_limit
 from ._pointwise import CenteredActivation
-from ._threads import tile_workers, torch_threads
-from ._tiles import Tile, run_tiles, upper_tiles
+from ._threads import blas_threads, tile_workers, torch_threads
+from ._tiles import Tile, mirror, run_tiles, upper_tiles
 
 __all__ = ["kernels", "kernel_diagonal", "kernel_tiles", "as_activation", "sigmas"]
 
@@ -190,7 +190,8 @@ def kernels(
     out_device = X1.device if torch_in else None
     tiles = kernel_tiles(n1, None if B is None else n2, tile)
     out = np.zeros((n1, n2))
-    with torch_threads(1 if dev.type == "cpu" else torch.get_num_threads()):
+    # the per-sample tables on every core (as in exact_kernels), then one thread per tile
+    with torch_threads(blas_threads(dev)):
         # the engine takes p × n (columns are samples): the transposed views of the rows, no
         # copy (a tile's XᵀX' block is then A[rows] @ A[cols]ᵀ, both read row by row)
         A, B = A.to(dev), None if B is None else B.to(dev)
@@ -198,6 +199,7 @@ def kernels(
         engine = KernelEngine(
             phi, A.T, None if B is None else B.T, a2, b2, method=method, tol=tol, sq_norms=sq
         )
+    with torch_threads(1 if dev.type == "cpu" else torch.get_num_threads()):
         diag = None
         if engine.symmetric:
             g, gd = engine.diagonal()
@@ -280,7 +282,7 @@ class _TileFiller:
             if on_diag is not None:
                 assert self.diagonal is not None
                 k.diagonal().copy_(self.diagonal[r0:r1])  # the univariate fixed point
-            _put(self.out, k, t)
+            mirror(self.out, k, t)
         else:
             self.out[r0:r1, c0:c1] = k
         if self.progress is not None:
