@@ -24,7 +24,7 @@ import argparse
 import dataclasses
 import os
 
-__all__ = ["Load", "add_force_flag", "busy", "load_line", "ratio_text"]
+__all__ = ["Load", "add_force_flag", "busy", "load_line", "ratio_cell", "ratio_text", "withheld"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +76,36 @@ def ratio_text(
         )
     worst = max(before.one, after.one)
     return f"ratio withheld: machine busy (load {worst:.2f} on {hot.cores} cores)"
+
+
+def withheld(before: Load, after: Load, *, force: bool = False) -> bool:
+    """Whether :func:`ratio_text` withholds a ratio measured between ``before`` and ``after``
+    (the machine busy at either end, and no ``--force-ratio``): what depends on the ratio (a
+    target met or missed) is then not judged either."""
+    return not force and busy(before, after) is not None
+
+
+def ratio_cell(
+    ratio: float,
+    before: Load,
+    after: Load,
+    *,
+    force: bool = False,
+    fmt: str = "{:.2f}x",
+    width: int = 0,
+) -> tuple[str, str]:
+    """A ratio for a table's column, and the note for the end of its row (or a line of its own).
+
+    The cell is ``fmt.format(ratio)``, or ``-`` when the ratio is withheld, right-aligned to
+    ``width``; the note is empty on an idle machine, else :func:`ratio_text`'s notice (withheld)
+    or its "forced" mark.
+    """
+    hold = withheld(before, after, force=force)
+    cell = "-" if hold else fmt.format(ratio)
+    if busy(before, after) is None:
+        return cell.rjust(width), ""
+    # with fmt "" ratio_text gives only what follows the number: the notice, or " (forced; …)"
+    return cell.rjust(width), ratio_text(ratio, before, after, force=force, fmt="").strip()
 
 
 def add_force_flag(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,12 @@ numbers.  Issue 11's targets: certified ≥ 20× faster than naive for tanh, erf
 and no slower than today's path for any activation; a missed target is flagged.  A cold
 ``deqrmt coefficients tanh`` subprocess with an empty cache is timed too.
 
-Usage: python benchmarks/coefficients.py [--dps 50] [--repeat 3]
+The load is printed before and after.  An activation's ratios (and its targets) are withheld when
+the machine was busy before its timings or after them, the total's when it was busy at the start
+or the end of the run (``benchmarks/_load.py``: the cells show ``-`` and the row ends with the
+notice; ``--force-ratio`` prints them anyway, marked).  The raw times are always printed.
+
+Usage: python benchmarks/coefficients.py [--dps 50] [--repeat 3] [--act tanh,relu] [--force-ratio]
 """
 
 from __future__ import annotations
@@ -36,12 +41,15 @@ from collections.abc import Callable
 import mpmath
 import sympy as sp
 
-from deqrmt.numeric import deq_coefficients
-from deqrmt.numeric._deq import certified
-from deqrmt.numeric._deq_verified import verified
-from deqrmt.numeric._enclose import encloser_for
-from deqrmt.numeric._fixed_point import _scan
-from deqrmt.symbolic import X, get_activation
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _load import Load, add_force_flag, load_line, ratio_cell, withheld  # noqa: E402
+
+from deqrmt.numeric import deq_coefficients  # noqa: E402
+from deqrmt.numeric._deq import certified  # noqa: E402
+from deqrmt.numeric._deq_verified import verified  # noqa: E402
+from deqrmt.numeric._enclose import encloser_for  # noqa: E402
+from deqrmt.numeric._fixed_point import _scan  # noqa: E402
+from deqrmt.symbolic import X, get_activation  # noqa: E402
 
 ACTIVATIONS = ["relu", "leaky_relu(0.1)", "tanh", "erf", "silu", "gelu", "sin", "x + 0.25*x**2"]
 TARGET_20X = ("tanh", "erf", "silu", "gelu")
@@ -111,22 +119,29 @@ def _best(name: str, fn: Callable[[], object], repeat: int) -> float:
     return best
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--dps", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    ap.add_argument(
+        "--act", default=",".join(ACTIVATIONS), help="activations, comma-separated (default: all)"
+    )
+    add_force_flag(ap)
+    args = ap.parse_args(argv)
     dps = args.dps
+    print(load_line("before"))
     print(
         f"{'activation':<16}{'certified':>10}{'today':>8}{'naive':>8}{'naive/cert':>11}"
         f"{'today/cert':>11}  cert.  digits  naive agrees (digits of alpha_1)"
     )
-    ok = True
+    ok, unjudged = True, 0
     tot = {"cert": 0.0, "today": 0.0, "naive": 0.0}
-    for name in ACTIVATIONS:
+    start = Load.now()
+    for name in args.act.split(","):
         # warm: SymPy moment sets, derived formulas and compiled code, for both paths
         deq_coefficients(name, "0.3", dps=dps)
         deq_coefficients(name, "0.3", dps=dps, certify=False)
+        before = Load.now()
         t_c = _best(name, lambda a=name: deq_coefficients(a, SIGMA_A2, dps=dps), args.repeat)
         t_d = _best(
             name, lambda a=name: deq_coefficients(a, SIGMA_A2, dps=dps, certify=False), args.repeat
@@ -134,6 +149,7 @@ def main() -> None:
         t = time.perf_counter()
         theirs = naive(name, dps, SIGMA_A2)["alpha_1"]
         t_n = time.perf_counter() - t
+        after = Load.now()
         res = deq_coefficients(name, SIGMA_A2, dps=dps)
         ours = res.values["alpha_1"].value
         with mpmath.workdps(dps + 10):
@@ -141,20 +157,38 @@ def main() -> None:
             agree = int(-mpmath.log10(rel)) if rel else dps
         digits = min(v.digits for v in res.values.values())
         r_n, r_d = t_n / t_c, t_d / t_c
+        force = args.force_ratio
+        c_n, note = ratio_cell(r_n, before, after, force=force, fmt="{:.1f}", width=11)
+        c_d, _ = ratio_cell(r_d, before, after, force=force, fmt="{:.1f}", width=11)
         flag = ""
-        if (name in TARGET_20X and r_n < 20) or r_d < 1:
+        if withheld(before, after, force=force):
+            unjudged += 1  # a target is a ratio: not judged when the ratio is withheld
+        elif (name in TARGET_20X and r_n < 20) or r_d < 1:
             flag, ok = "  <- below target", False
         tot = {"cert": tot["cert"] + t_c, "today": tot["today"] + t_d, "naive": tot["naive"] + t_n}
         print(
-            f"{name:<16}{t_c:10.3f}{t_d:8.3f}{t_n:8.3f}{r_n:11.1f}{r_d:11.1f}  "
-            f"{'yes' if res.certified else 'NO':<5}{digits:>8}{agree:>8}{flag}",
+            f"{name:<16}{t_c:10.3f}{t_d:8.3f}{t_n:8.3f}{c_n}{c_d}  "
+            f"{'yes' if res.certified else 'NO':<5}{digits:>8}{agree:>8}{flag}"
+            + (f"  {note}" if note else ""),
             flush=True,
         )
-    print(
-        f"{'total':<16}{tot['cert']:10.3f}{tot['today']:8.3f}{tot['naive']:8.3f}"
-        f"{tot['naive'] / tot['cert']:11.1f}{tot['today'] / tot['cert']:11.1f}"
+    end = Load.now()
+    c_n, note = ratio_cell(
+        tot["naive"] / tot["cert"], start, end, force=args.force_ratio, fmt="{:.1f}", width=11
     )
-    print("targets met" if ok else "some targets missed (see the arrows)")
+    c_d, _ = ratio_cell(
+        tot["today"] / tot["cert"], start, end, force=args.force_ratio, fmt="{:.1f}", width=11
+    )
+    print(
+        f"{'total':<16}{tot['cert']:10.3f}{tot['today']:8.3f}{tot['naive']:8.3f}{c_n}{c_d}"
+        + (f"  {note}" if note else "")
+    )
+    if unjudged:
+        print(f"targets not judged for {unjudged} activation(s): ratios withheld (machine busy)")
+        if not ok:
+            print("some targets missed (see the arrows)")
+    else:
+        print("targets met" if ok else "some targets missed (see the arrows)")
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, DEQRMT_CACHE_DIR=cache)
         exe = os.path.join(os.path.dirname(sys.executable), "deqrmt")
@@ -165,6 +199,7 @@ def main() -> None:
         subprocess.run([exe, "coefficients", "tanh"], check=True, env=env, capture_output=True)
         warm = time.perf_counter() - t
     print(f"cold `deqrmt coefficients tanh` (empty cache): {cold:.2f} s; second run: {warm:.2f} s")
+    print(load_line("after"))
 
 
 if __name__ == "__main__":

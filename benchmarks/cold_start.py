@@ -82,12 +82,12 @@ def _run(argv: list[str], src: Path | None) -> float:
         return time.perf_counter() - t
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--baseline-src", type=Path, default=None)
     add_force_flag(ap)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     py = sys.executable
     cases = {
         "relu (this tree)": ([py, "-m", "deqrmt", "coefficients", "relu"], SRC),

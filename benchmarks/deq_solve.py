@@ -14,7 +14,8 @@ actually reached, so that "to the same residual" is checked, not assumed.
 Each row prints evaluations of f and seconds; the ratios baseline / deqrmt picard follow, unless
 the machine was busy (1-minute load > cores − 0.5 at the start or end of the row: see
 ``benchmarks/_load.py``; ``--force-ratio`` prints them anyway, marked).  The floor is one
-m × m × n matmul per evaluation (``s/it÷mm``).
+m × m × n matmul per evaluation (``s/it÷mm``, a ratio too: ``-`` when withheld, also when the
+machine was busy as the matmul was timed).
 
 ``--anderson-grid`` is the measurement behind Anderson's documented settings: memory
 {2, 3, 5, 10} × Tikhonov weight {1e-12, 1e-8, 1e-4} with deqrmt's Anderson and damping
@@ -39,7 +40,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _load import Load, add_force_flag, load_line, ratio_text  # noqa: E402
+from _load import Load, add_force_flag, busy, load_line, ratio_cell, ratio_text  # noqa: E402
 
 from deqrmt.symbolic import library_activation  # noqa: E402
 from deqrmt.validate import DeqWeights, anderson, paper_mixture, picard  # noqa: E402
@@ -187,6 +188,7 @@ def main(argv: list[str] | None = None) -> None:
         print(load_line("after"))
         return
     n, m = args.n, args.m
+    load_mm = Load.now()
     t_mm = _matmul_seconds(n, m, dtype, dev)
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.dtype}, {dev}; n = {n}, m = {m}, "
@@ -210,12 +212,18 @@ def main(argv: list[str] | None = None) -> None:
             after = Load.now()
             (_, ip, tp, _), (_, ia, ta, _) = rows[0], rows[1]
             for label, it, ts, rs in rows:
+                # s/it÷mm is a ratio too, against the matmul timed at the start: withheld when
+                # the machine was busy then or around this activation's solves
+                per_mm, note = ratio_cell(
+                    ts / it / t_mm, busy(load_mm, before) or before, after,
+                    force=args.force_ratio, fmt="{:.2f}", width=8,
+                )  # fmt: skip
                 ratio = (
-                    ""
+                    note
                     if label == "picard"
                     else ratio_text(ts / tp, before, after, force=args.force_ratio)
                 )
-                print(f"{name:>6} {sa2:>5.2f} {label:>14} | {it:>6} {ts:>7.2f} {ts / it / t_mm:>8.2f} "
+                print(f"{name:>6} {sa2:>5.2f} {label:>14} | {it:>6} {ts:>7.2f} {per_mm} "
                       f"{rs:>8.1e} | {ratio}", flush=True)  # fmt: skip
             time_ratio = ratio_text(tp / ta, before, after, force=args.force_ratio)
             print(

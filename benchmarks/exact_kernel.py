@@ -10,7 +10,10 @@ Compares, in one run and on the same data (the paper preset, p = 0.8 n):
 The baseline is run in full at ``--baseline-n`` (default 512); at ``--n`` (default 2048) one
 baseline sweep over all pairs i ≤ j is timed and multiplied by the number of sweeps the
 baseline needed at ``--baseline-n`` (marked "est.": a full run would take minutes).  Accuracy: both against the nested-quadrature
-evaluator on ``--check`` samples (an independent rule, ~1e-13).
+evaluator on ``--check`` samples (an independent rule, ~1e-13).  The load is printed before and
+after; an activation's ratios are withheld (``-``, the notice on the next line) when the machine
+was busy before or after its timings (``benchmarks/_load.py``; ``--force-ratio`` prints them
+anyway, marked).  The raw seconds are always printed.
 
     python benchmarks/exact_kernel.py                  # tanh, relu, gelu
     python benchmarks/exact_kernel.py --act silu --n 1024
@@ -37,7 +40,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _load import Load, add_force_flag, ratio_text  # noqa: E402
+from _load import Load, add_force_flag, load_line, ratio_cell, ratio_text  # noqa: E402
 
 from deqrmt.numeric import deq_coefficients  # noqa: E402
 from deqrmt.validate import exact_kernels, paper_mixture  # noqa: E402
@@ -132,6 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     args.act = args.act or "tanh,relu,gelu"
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}")
+    print(load_line("before"))
     print(
         f"{'act':>8} {'method':>10} | {'n':>5} {'fast s':>7} {'evals':>5} | "
         f"{'nb':>4} {'fast s':>7} {'base s':>7} {'sweeps':>6} {'ratio':>6} | "
@@ -148,6 +152,7 @@ def main(argv: list[str] | None = None) -> None:
             act = CenteredActivation.from_activation(res.activation, float(res.center))
             row.append((s.X, act))
         (X, act), (Xb, actb) = row
+        before = Load.now()
         fast, t_fast = _timed(exact_kernels, act, X, 0.2, 0.8, device=args.device)
         fast_b, t_fast_b = _timed(exact_kernels, actb, Xb, 0.2, 0.8, device=args.device)
         base_b, t_base_b = _timed(
@@ -162,6 +167,12 @@ def main(argv: list[str] | None = None) -> None:
         )
         t_sweep = _one_sweep_seconds(act, X, args.nodes, args.device)
         est = t_sweep * base_b.evaluations
+        after = Load.now()
+        force = args.force_ratio
+        r_b, note = ratio_cell(
+            t_base_b / t_fast_b, before, after, force=force, fmt="{:.0f}", width=6
+        )
+        r_n, _ = ratio_cell(est / t_fast, before, after, force=force, fmt="{:.0f}", width=8)
         # Accuracy on a subset spanning both classes, against nested quadrature.
         idx = np.r_[0 : args.check // 2, args.baseline_n - args.check // 2 : args.baseline_n]
         Xs = Xb[:, idx]
@@ -175,12 +186,15 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"{name:>8} {fast.method:>10} | {args.n:>5} {t_fast:>7.2f} {fast.evaluations:>5} | "
             f"{args.baseline_n:>4} {t_fast_b:>7.2f} {t_base_b:>7.2f} {base_b.evaluations:>6} "
-            f"{t_base_b / t_fast_b:>6.0f} | {est:>8.0f}* {est / t_fast:>8.0f} | {err_fast:>8.1e} {err_base:>8.1e}",
+            f"{r_b} | {est:>8.0f}* {r_n} | {err_fast:>8.1e} {err_base:>8.1e}",
             flush=True,
         )
+        if note:  # a line of its own: the row's columns stay as they are
+            print(f"{'':>8} {note}", flush=True)
         del fast_b, base_b
     print("* est.: one baseline sweep at n, timed, × the baseline's sweep count at baseline-n")
     print("ratio = baseline seconds / fast seconds; err = max |Δ| of G*, K* vs nested quadrature")
+    print(load_line("after"))
 
 
 if __name__ == "__main__":

@@ -6,9 +6,10 @@ sizes at the edge of their budgets — so each runs as its own ``deqrmt`` proces
 limit of CPU time (wall time on a shared machine measures the neighbours), and the summary counts
 what issue 25 forbids: exit 70, a traceback, a run past 60 s, a process larger than the
 machine's memory (the largest peak RSS is printed).  Exit 0, 1 (a check that failed) and 2 (a named
-refusal, one line) are all fine.
+refusal, one line) are all fine.  It prints no ratio; the load is printed before and after
+(``benchmarks/_load.py``), since the CPU and wall times it prints depend on it.
 
-Usage: python benchmarks/hostile_commands.py [--only design|bias|certify] [--jobs 2]
+Usage: python benchmarks/hostile_commands.py [--only design|bias|certify] [--jobs 2] [--first N]
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _load import load_line  # noqa: E402
 
 LIMIT_S = 60.0
 
@@ -200,12 +204,18 @@ def run_one(argv: list[str]) -> dict[str, object]:
     }
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--only", choices=["design", "bias", "certify"], default=None)
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--json", default=None, metavar="FILE", help="write every result here")
-    args = p.parse_args()
+    p.add_argument(
+        "--first", type=int, default=None, metavar="N", help="only the first N cases (a smoke run)"
+    )
+    args = p.parse_args(argv)
+    if args.first is not None and args.first < 1:
+        p.error(f"--first must be at least 1; got {args.first}")
+    print(load_line("before"), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         cases: list[list[str]] = []
         if args.only in (None, "design"):
@@ -214,6 +224,7 @@ def main() -> int:
             cases += bias_cases()
         if args.only in (None, "certify"):
             cases += certify_cases(make_designs(Path(tmp)))
+        cases = cases[: args.first]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             results = list(pool.map(run_one, cases))
     for r in results:
@@ -237,6 +248,7 @@ def main() -> int:
     print(json.dumps(counts, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps({"counts": counts, "results": results}, indent=1))
+    print(load_line("after"))
     bad = counts["exit 70"] or counts["tracebacks"] or counts["past 60 s of CPU"]
     return 1 if bad else 0
 

@@ -13,7 +13,11 @@ exceeds the bound the test used to assert:
   (formerly "cold < 5 s"), against a bare ``import deqrmt.symbolic`` (the floor of any run);
 * with ``--notebook``, examples/quickstart.ipynb executed cold (formerly "< 120 s").
 
-Usage: python benchmarks/limits.py [--repeat 3] [--notebook]
+The load is printed before and after; a row's ratio to its baseline is withheld when the machine
+was busy when the baseline was measured or when the row was (``benchmarks/_load.py``;
+``--force-ratio`` prints it anyway, marked).  The raw times are always printed.
+
+Usage: python benchmarks/limits.py [--repeat 3] [--notebook] [--force-ratio]
 """
 
 from __future__ import annotations
@@ -31,9 +35,12 @@ from pathlib import Path
 
 import sympy as sp
 
-from deqrmt import DeqrmtError
-from deqrmt.cli import main as cli_main
-from deqrmt.symbolic import Activation, X, get_activation, moment_set, parse_activation
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _load import Load, add_force_flag, load_line, ratio_cell  # noqa: E402
+
+from deqrmt import DeqrmtError  # noqa: E402
+from deqrmt.cli import main as cli_main  # noqa: E402
+from deqrmt.symbolic import Activation, X, get_activation, moment_set, parse_activation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,10 +70,6 @@ _FIVE_TARGETS = (
     "from deqrmt.symbolic._latex import equations\n"
     "for t in ('deq-ck', 'deq-ntk', 'explicit-ck', 'explicit-ntk', 'sphere'): equations(t)\n"
 )
-
-
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _best(fn: Callable[[], object], repeat: int) -> float:
@@ -104,32 +107,44 @@ def _child(code: str, env: dict[str, str]) -> float:
     return time.perf_counter() - t
 
 
-def _row(what: str, seconds: float, baseline: float, bound: float | None) -> None:
-    flag = "" if bound is None or seconds <= bound else f"  OVER the former bound {bound:g} s"
-    shown = f"{bound:g} s" if bound is not None else "-"
-    print(f"  {what:<30} {seconds * 1e3:11.3f} ms {seconds / baseline:9.2f}x  (was {shown}){flag}")
+class _Rows:
+    """Rows timed against one baseline; each ratio is judged by the load when the baseline was
+    measured (``before``) and when the row was (now)."""
+
+    def __init__(self, baseline: float, before: Load, force: bool) -> None:
+        self.baseline, self.before, self.force = baseline, before, force
+
+    def row(self, what: str, seconds: float, bound: float | None) -> None:
+        flag = "" if bound is None or seconds <= bound else f"  OVER the former bound {bound:g} s"
+        shown = f"{bound:g} s" if bound is not None else "-"
+        cell, note = ratio_cell(
+            seconds / self.baseline, self.before, Load.now(), force=self.force, width=10
+        )
+        note = f"  {note}" if note else ""
+        print(f"  {what:<30} {seconds * 1e3:11.3f} ms {cell}  (was {shown}){flag}{note}")
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="best of N (default 3)")
     ap.add_argument("--notebook", action="store_true", help="also run the quickstart notebook")
+    add_force_flag(ap)
     args = ap.parse_args(argv)
-    print(f"load average before: {_load()}  (cores: {os.cpu_count()})")
+    print(load_line("before"))
 
     parse_activation("tanh(x) + x/4")  # imports warm
     _quiet_cli(["coefficients", "relu", "--dps", "0"])()
+    start = Load.now()
     baseline = _best(lambda: parse_activation("tanh(x) + x/4"), args.repeat)
     print(f"\nbaseline: parse_activation('tanh(x) + x/4') {baseline * 1e3:.2f} ms")
     print("refusals (best of N; ratio to the baseline):")
+    rows = _Rows(baseline, start, args.force_ratio)
     for what, text, bound in PARSER_REFUSALS:
-        _row(
-            what, _best(_refused(lambda t=text: parse_activation(t)), args.repeat), baseline, bound
-        )
+        rows.row(what, _best(_refused(lambda t=text: parse_activation(t)), args.repeat), bound)
     for what, cli_argv, bound in CLI_REFUSALS:
-        _row(what, _best(_quiet_cli(cli_argv), args.repeat), baseline, bound)
+        rows.row(what, _best(_quiet_cli(cli_argv), args.repeat), bound)
     pole = _refused(lambda: get_activation("13.98/x").pieces)
-    _row("pole 13.98/x", _best(pole, args.repeat), baseline, 8.0)
+    rows.row("pole 13.98/x", _best(pole, args.repeat), 8.0)
 
     os.environ["DEQRMT_NO_CACHE"] = "1"
     probe = Activation(
@@ -137,18 +152,20 @@ def main(argv: list[str] | None = None) -> None:
     )
     effort = _best(lambda: moment_set(probe, ("d1", "sq")), 1)
     del os.environ["DEQRMT_NO_CACHE"]
-    _row("moment_set, bounded effort", effort, baseline, 10.0)
+    rows.row("moment_set, bounded effort", effort, 10.0)
 
     print("\nfresh processes (one each):")
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, DEQRMT_CACHE_DIR=cache)
         env.pop("DEQRMT_NO_CACHE", None)
+        start = Load.now()
         floor = _child("import deqrmt.symbolic", env)
         print(f"  baseline: import deqrmt.symbolic {floor:.2f} s")
         cold = _child(_FIVE_TARGETS, env)
         warm = _child(_FIVE_TARGETS, env)
-    _row("five targets, cold cache", cold, floor, 5.0)
-    _row("five targets, warm cache", warm, floor, None)
+    fresh = _Rows(floor, start, args.force_ratio)
+    fresh.row("five targets, cold cache", cold, 5.0)
+    fresh.row("five targets, warm cache", warm, None)
 
     if args.notebook:
         import nbclient
@@ -162,8 +179,8 @@ def main(argv: list[str] | None = None) -> None:
             )
             t = time.perf_counter()
             client.execute()
-            _row("quickstart notebook, cold", time.perf_counter() - t, floor, 120.0)
-    print(f"\nload average after:  {_load()}")
+            fresh.row("quickstart notebook, cold", time.perf_counter() - t, 120.0)
+    print("\n" + load_line("after"))
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ from fractions import Fraction
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _load import Load, add_force_flag, load_line, ratio_text  # noqa: E402
+from _load import Load, add_force_flag, load_line, ratio_text, withheld  # noqa: E402
 
 from deqrmt.sweep import QUIET_DASK, embedded_cluster, execute, parse_spec, run_sweep  # noqa: E402
 
@@ -167,8 +167,8 @@ def overhead(runs: int = 3) -> None:
                   f"{at['store-opening'] - t:4.2f} s ({_load()})", flush=True)  # fmt: skip
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--dps", type=int, default=40)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument(
@@ -178,7 +178,7 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true", help="only: task memory vs its estimate")
     ap.add_argument("--overhead", action="store_true", help="only: the cluster's start and close")
     add_force_flag(ap)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.memory:
         memory()
         return
@@ -251,7 +251,7 @@ def main() -> None:
     # paired within each round (the same load for both): the headline is their median
     paired = sorted(s / w for s, w in zip(times["serial"], times["sweep"], strict=True))
     median = statistics.median(paired)
-    if (start.busy or end.busy) and not args.force_ratio:
+    if withheld(start, end, force=args.force_ratio):
         print(f"ratio serial / sweep, median of rounds: {ratio(median)}")
     else:
         print(
