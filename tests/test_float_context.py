@@ -198,8 +198,8 @@ def test_conventions_are_mpmath_fps() -> None:
     # floats in, floats out; the rest of mpmath.fp is there (quad, npdf, mpf, dps)
     assert type(FLOAT.mpf(3)) is float and FLOAT.dps == 15 and FLOAT.prec == 53
     assert abs(FLOAT.quad(FLOAT.npdf, [-FLOAT.inf, FLOAT.inf]) - 1) < 1e-14
-    # a private 80-bit context: mpmath.mp is untouched, and so is mpmath.fp
-    assert mpmath.mp.prec == 53 and FLOAT._accurate_mp is not mpmath.mp
+    # private 80-bit contexts: mpmath.mp is untouched, and so is mpmath.fp
+    assert mpmath.mp.prec == 53 and all(c is not mpmath.mp for c in FLOAT._accurate_pool)
     assert mpmath.fp.log1p(1e-10) == 1.000000082690371e-10
     assert isinstance(FLOAT, type(mpmath.fp)) and FloatContext().log1p(1e-10) == FLOAT.log1p(1e-10)
 

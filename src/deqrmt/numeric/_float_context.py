@@ -46,9 +46,10 @@ class FloatContext(mpmath.ctx_fp.FPContext):  # type: ignore[misc]
     def __init__(ctx) -> None:  # noqa: N805 (mpmath names a context's self ``ctx``)
         super().__init__()
         # special functions math lacks: mpmath at 80 bits (27 guard bits), rounded once to a
-        # float; a private context, so mpmath.mp is never touched
-        ctx._accurate_mp = mpmath.MPContext()
-        ctx._accurate_mp.prec = 80
+        # float, in private MPContexts (mpmath.mp is never touched).  mpmath raises a context's
+        # precision inside a call, so a context serves one call at a time: a pool, taken from
+        # and given back with list.pop/append (atomic), is safe across threads.
+        ctx._accurate_pool: list[object] = []
         # mpmath sets its special functions on the class each time a context is made
         # (SpecialFunctions.__init__), over methods of the same name: ours go on the instance.
         ctx.log1p = ctx._accurate_log1p
@@ -125,8 +126,15 @@ class FloatContext(mpmath.ctx_fp.FPContext):  # type: ignore[misc]
         """mpmath's ``name`` at 80 bits, its value rounded once to a float (or complex)."""
 
         def f(*args, **kwargs):
-            mp = ctx._accurate_mp
-            v = getattr(mp, name)(*(mp.convert(a) for a in args), **kwargs)
+            try:
+                mp = ctx._accurate_pool.pop()
+            except IndexError:
+                mp = mpmath.MPContext()
+            mp.prec = 80
+            try:
+                v = getattr(mp, name)(*(mp.convert(a) for a in args), **kwargs)
+            finally:
+                ctx._accurate_pool.append(mp)
             if isinstance(v, mp.mpc):
                 out = complex(v)
                 finite = mp.isfinite(v.real) and mp.isfinite(v.imag)
@@ -142,6 +150,5 @@ class FloatContext(mpmath.ctx_fp.FPContext):  # type: ignore[misc]
         return f
 
 
-#: The engine's float context (one instance serves every caller; it holds no state that a
-#: call changes).
+#: The engine's float context (one instance serves every caller, in any thread).
 FLOAT = FloatContext()
