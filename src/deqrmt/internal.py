@@ -31,6 +31,7 @@ From ``deqrmt.numeric``:
 - ``relative_gap``: ‖β − β̂‖ / ‖β̂‖ in float64.
 - ``activation_functions``: φ and its derivatives compiled for one printer context.
 - ``GRID_POINTS``: the points of the uniform scan that locates a spectrum's support.
+- ``FLOAT``: the engine's float context (``mpmath.fp`` with float-accurate log1p, expm1, …).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from .numeric._bias import relative_gap as relative_gap
     from .numeric._contexts import activation_functions as activation_functions
     from .numeric._design import MAX_STARTS as MAX_STARTS
+    from .numeric._float_context import FLOAT as FLOAT
     from .numeric._problem import MAX_LAYERS as MAX_LAYERS
     from .numeric._problem import RANGES as RANGES
     from .numeric._problem import exact_text as exact_text
@@ -83,6 +85,7 @@ SOURCES: dict[str, str] = {
     **dict.fromkeys(("check_sizes", "relative_gap"), "deqrmt.numeric._bias"),
     **dict.fromkeys(("activation_functions",), "deqrmt.numeric._contexts"),
     **dict.fromkeys(("GRID_POINTS",), "deqrmt.numeric._spectrum"),
+    **dict.fromkeys(("FLOAT",), "deqrmt.numeric._float_context"),
 }
 
 __all__ = sorted(SOURCES)

@@ -42,7 +42,6 @@ except ImportError as e:  # pragma: no cover - exercised only without hypothesis
         "deqrmt.testing needs Hypothesis: pip install hypothesis (or 'deqrmt[dev]')."
     ) from e
 
-import mpmath
 import sympy as sp
 
 from . import _arguments
@@ -55,6 +54,7 @@ from .check import (
     assumption_items,
     consistency_items,
 )
+from .internal import FLOAT
 from .numeric import DEQProblem, evaluator_for, lipschitz_bound
 from .symbolic import LIBRARY, Activation, get_activation, library_activation, parse_activation
 
@@ -261,7 +261,7 @@ def sigma_a2_cap(activation: str | Activation, *, assumption: bool = False) -> F
 @functools.lru_cache(maxsize=1024)
 def _sigma_a2_cap(activation: Activation, assumption: bool) -> Fraction:
     ev = evaluator_for(activation)
-    fp = mpmath.fp
+    fp = FLOAT  # the engine's float context: mpmath.fp's log1p/expm1 are not float-accurate
     curv, dsq = 0.0, 0.0
     for tau in _TAUS:
         m = ev(fp, tau, ("phi", "d2", "sq2", "dsq"))

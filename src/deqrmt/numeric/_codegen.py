@@ -11,14 +11,17 @@ No user text reaches the module as code: the activation appears only as ``repr``
 literals, and as code printed from its parsed SymPy expression by the one printer, which names
 every variable itself (``x``, ``tau``, ``_a0``, …).  The pieces of φ and φ' and the closed forms
 are printed in stable forms (:data:`~deqrmt.numeric._printer.STABLE_FORMS`: no ``exp`` of a
-large argument where the value is finite), since the module integrates over the whole line with
-``mpmath.fp`` to find τ*.  The module carries no date,
-so the same input gives the same bytes.
+large argument where the value is finite), since the module integrates over the whole line in
+floats to find τ*.  It does so with ``mpmath.fp``, or, where its code calls a function whose
+``mpmath.fp`` version is not float-accurate (``log1p`` in softplus, ``expm1``, …), with the
+engine's float context (:mod:`deqrmt.numeric._float_context`), copied verbatim.  The module
+carries no date, so the same input gives the same bytes.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 from typing import Any
 
@@ -38,7 +41,7 @@ from ..symbolic import (
     get_activation,
     moment_set,
 )
-from . import _roots
+from . import _float_context, _roots
 from ._fixed_point import ENGINE_MOMENTS
 from ._printer import STABLE_FORMS, function_source, print_constant
 from ._problem import parse_trainable
@@ -46,6 +49,9 @@ from ._problem import parse_trainable
 __all__ = ["generate_module"]
 
 _NAMES = ("phi", "d1", "d2", "sq", "sq2", "dsq")
+
+#: A call of a function whose ``mpmath.fp`` version the engine's float context replaces.
+_REPLACED = re.compile(r"\bctx\.(?:" + "|".join(_float_context.REPLACED) + r")\(")
 
 
 def generate_module(
@@ -99,8 +105,15 @@ def generate_module(
         )
         + "\n\n",
         _roots_source(),
-        _driver_source(arg_names, exprs, fp_names, map_args, cen_args, targets),
     ]
+    # the float context of the scan: mpmath.fp unless the code calls one of the functions it
+    # gets wrong (then the engine's own; modules that call none keep their bytes)
+    if _REPLACED.search("".join(parts[1:])):  # (the header holds user text)
+        parts.insert(1, _float_context_source())
+        float_ctx = "FLOAT"
+    else:
+        float_ctx = "mpmath.fp"
+    parts.append(_driver_source(arg_names, exprs, fp_names, map_args, cen_args, targets, float_ctx))
     return "".join(parts)
 
 
@@ -237,6 +250,17 @@ def _moments_template(
     )
 
 
+def _float_context_source() -> str:
+    """The engine's float context, verbatim (it imports only math and mpmath, as the module
+    does)."""
+    src = inspect.getsource(_float_context)
+    return (
+        "# --- deqrmt.numeric._float_context, verbatim ---\n"
+        + src.split("\nimport mpmath\n", 1)[1]
+        + "\n\n"
+    )
+
+
 def _roots_source() -> str:
     """The engine's root finder, verbatim (it imports only math): one solver, not a copy of its
     idea."""
@@ -255,9 +279,11 @@ def _driver_source(
     map_args: list[Any],
     cen_args: list[Any],
     targets: list[Any],
+    float_ctx: str,
 ) -> str:
     """``coefficients(sigma_a2, sigma_b2, tau0, dps)``: τ* by the root finder, then the
-    moments, the centring and the derived formulas; and a ``__main__`` that prints them."""
+    moments, the centring and the derived formulas; and a ``__main__`` that prints them.
+    ``float_ctx`` names the float context of the scan (``mpmath.fp`` or ``FLOAT``)."""
     return textwrap.dedent(
         f'''\
             _ARGS = {tuple(arg_names)!r}
@@ -295,11 +321,11 @@ def _driver_source(
                     return h
 
                 q0 = float(env["sigma_b2"] * env["tau_0"] ** 2)
-                roots, _ = scan(h_in(mpmath.fp), q0, decades=0)
+                roots, _ = scan(h_in({float_ctx}), q0, decades=0)
                 if not roots or (roots[0][0] == roots[0][1] and roots[0][2] == 0):
                     raise ArithmeticError("no attracting fixed point: reduce sigma_a2")
                 tol = ctx.mpf(10) ** (-(dps + 8))
-                q = refine(h_in(mpmath.fp), h_in(ctx), roots[0], ctx.mpf, tol)
+                q = refine(h_in({float_ctx}), h_in(ctx), roots[0], ctx.mpf, tol)
                 tau = ctx.sqrt(q)
                 m = moments(ctx, tau)
                 c, *cen = _centered(ctx, *(m[a] for a in _CEN_ARGS))
@@ -320,7 +346,7 @@ def _driver_source(
 
 def _source(name: str, var: sp.Symbol, expr: sp.Expr) -> str:
     """One piece of φ or φ' as ``name(ctx, x)``, in forms that floats evaluate without overflow
-    (the module integrates over the whole line with ``mpmath.fp``; issue 25)."""
+    (the module integrates over the whole line in floats; issue 25)."""
     return function_source(name, [var], [expr], labels=("x",), rewrite=STABLE_FORMS)
 
 

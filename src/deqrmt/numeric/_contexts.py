@@ -6,7 +6,9 @@ implements them on float64 arrays (and on Python or numpy scalars).  Its element
 are numpy's ufuncs; the special functions numpy lacks (``erf``, ``gamma``, ``gammainc``, the
 Bessel functions) are applied element by element, with :mod:`math` where it has them (correctly
 rounded or nearly so) and mpmath at 20 digits otherwise.  The torch context
-(:mod:`deqrmt.validate._torch_context`) has the same interface.
+(:mod:`deqrmt.validate._torch_context`) has the same interface.  The scalar float context, for
+code printed in the scalar dialect, is :data:`deqrmt.numeric._float_context.FLOAT` (``mpmath.fp``
+with its inaccurate functions replaced).
 
 Arrays evaluate every branch of a ``piecewise``, so the stable forms are written so that no
 branch overflows: ``logistic(u)`` from e^(−|u|) and ``softplus(u) = max(u, 0) + log1p(e^(−|u|))``.

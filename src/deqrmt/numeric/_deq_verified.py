@@ -18,6 +18,7 @@ from .._errors import CenteringError, ContractionError, PrecisionLoss
 from ._deq_formulas import deq_formulas, formula_keys
 from ._deq_records import DEQ_KEYS, MOMENT_KEYS, DEQCoefficients
 from ._fixed_point import moments_at, scan_fixed_points, solve_tau
+from ._float_context import FLOAT
 from ._problem import DEQProblem
 from ._verify import Verified, verify
 
@@ -85,7 +86,7 @@ def other_fixed_points(problem: DEQProblem) -> tuple[tuple[Verified, ...], tuple
     """The other roots of τ² = F(τ²) in range (verified to :data:`OTHER_ROOT_DIGITS` digits)
     and a note for each, saying its kind and which root is reported."""
     scan = scan_fixed_points(problem)
-    star = solve_tau(problem, mpmath.fp).tau
+    star = solve_tau(problem, FLOAT).tau
     roots, notes = [], []
     kinds = {-1: "attracting, but not reached from z = 0", 1: "repelling", 0: "neutral (F' = 1)"}
     for a, b, kind in scan.others:

@@ -61,6 +61,7 @@ from ._design_symmetry import canonical as _canonical
 from ._design_symmetry import describe as _describe
 from ._design_symmetry import normalization_text as _normalization_text
 from ._design_symmetry import symmetries as _symmetries
+from ._float_context import FLOAT
 from ._problem import MAX_LAYERS, DEQProblem
 
 __all__ = ["Design", "DesignSolution", "design_enn"]
@@ -322,7 +323,7 @@ def _polish(
     def r_hi_free(free: list[Any]) -> list[Any]:
         return r_hi(_expand(free, fixed_hi, n_all))
 
-    r_fp = residual_in(mpmath.fp)
+    r_fp = residual_in(FLOAT)
     fixed_fp = {j: float(v) for j, v in fixed.items()}
 
     def r_fp_free(free: list[Any]) -> list[Any]:
@@ -335,7 +336,7 @@ def _polish(
         # gain ~10 digits each (Levenberg–Marquardt if they do not)
         try:
             near = [float(t) for t in free0]
-            jac = _jacobian(mpmath.fp, r_fp_free, near, len(r_fp_free(near)))
+            jac = _jacobian(FLOAT, r_fp_free, near, len(r_fp_free(near)))
         except (ValueError, ZeroDivisionError, OverflowError, TypeError):
             jac = None
         tol_hi = hi.mpf(10) ** (-(dps + 22))

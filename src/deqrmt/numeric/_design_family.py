@@ -22,6 +22,7 @@ from ._deq_formulas import layer_formulas
 from ._design_search import CLOSED_UNITS, FLOAT_UNIT, SearchBudget, precision_factor
 from ._explicit import LAYER_KEYS
 from ._fixed_point import center_moments
+from ._float_context import FLOAT
 from ._printer import compile_function
 from ._quadrature import panels
 
@@ -77,7 +78,7 @@ class FamilyEvaluator:
         return out
 
     def _evaluate(self, ctx: Any, tau: Any, theta: Sequence[Any]) -> dict[str, Any]:
-        unit = FLOAT_UNIT if ctx is mpmath.fp else precision_factor(ctx)
+        unit = FLOAT_UNIT if isinstance(ctx, mpmath.ctx_fp.FPContext) else precision_factor(ctx)
         if self.closed is not None:
             self.budget.spend(unit * CLOSED_UNITS)
             return dict(
@@ -158,7 +159,7 @@ def estimate_work(
         nodes = ev.nodes(c, tau, [c.mpf(t) for t in theta]) if ev.closed is None else CLOSED_UNITS
         return layers * unit * nodes * precision_factor(c)
 
-    e_fp, e_mp, e_hi = per_eval(mpmath.fp, FLOAT_UNIT), per_eval(ctx, 1.0), per_eval(hi, 1.0)
+    e_fp, e_mp, e_hi = per_eval(FLOAT, FLOAT_UNIT), per_eval(ctx, 1.0), per_eval(hi, 1.0)
     free = layers * npar
     runs = min(starts, 4) + (starts if starts > 4 else 0)
     per_start = 25 * (2 * free + 1) * e_fp + (2 * free + 5) * e_mp

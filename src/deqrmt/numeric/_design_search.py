@@ -1,7 +1,7 @@
 """The root search of ``deqrmt design``: multi-start Levenberg–Marquardt under a stated budget.
 
 Each start runs twice as cheaply as a high-precision solve from scratch: Levenberg–Marquardt in
-float64 (``mpmath.fp``) from the start point, then, when that reaches a solution to ~1e-8, a few
+float64 (the engine's float context ``FLOAT``) from the start point, then, when that reaches a solution to ~1e-8, a few
 Gauss–Newton-like steps at the working precision from there (quadratic convergence: 1e-8 →
 1e-16 → 1e-32 …).  A start that float64 cannot bring near a solution is solved at the working
 precision from the start point, as a direct solve would (so no solution is lost to float64's
@@ -28,6 +28,7 @@ from typing import Any
 import mpmath
 
 from .._errors import BudgetExceeded
+from ._float_context import FLOAT
 
 __all__ = [
     "CLOSED_UNITS",
@@ -64,7 +65,7 @@ def precision_factor(ctx: Any) -> float:
     """Cost of one node at ``ctx``'s precision relative to 40 digits: 1 up to 40 digits (where
     Python's overhead dominates), then ``1 + ((dps − 40)/120)^1.3`` (measured for a*tanh(b*x):
     1.3 at 100 digits, 3.1 at 300, 16 at 1000)."""
-    if ctx is mpmath.fp:
+    if isinstance(ctx, mpmath.ctx_fp.FPContext):  # FLOAT, or mpmath.fp
         return 1.0
     return 1.0 + (max(0, ctx.dps - 40) / 120) ** 1.3
 
@@ -225,7 +226,7 @@ def _solve_start(
     tol: Any,
 ) -> tuple[list[Any], Any]:
     """One start: float64 LM, then the working precision from where it ended (or from x0)."""
-    fp = mpmath.fp
+    fp = FLOAT
     fixed_fp = {j: float(v) for j, v in fixed.items()}
     r_fp = residual(fp)
     r_mp = residual(ctx)
@@ -279,7 +280,7 @@ def multistart(
 ) -> list[tuple[list[Any], Any]]:
     """Every distinct solution (full parameter vector, residual norm) from ``starts`` starts.
 
-    ``residual(c)`` is the residual function in the context ``c`` (``mpmath.fp`` or ``ctx``).
+    ``residual(c)`` is the residual function in the context ``c`` (``FLOAT`` or ``ctx``).
     ``precise_first``: solve the first start that finds a solution again at the working
     precision from its start point (when the solutions form a continuum, the point the solver
     lands on depends on its path, and the design fixes parameters from that first point).

@@ -15,12 +15,12 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import mpmath
 from flint import arb
 
 from .._errors import ActivationError, ContractionError, NoConvergence
 from ._arb import to_arb, workprec
 from ._enclose import linear_envelope
+from ._float_context import FLOAT
 from ._formula_table import ENGINE_MOMENTS, formula_set, map_key
 from ._moments import MomentValue, evaluator_for
 from ._problem import DEQProblem, check_problem
@@ -200,7 +200,7 @@ def root_free_above(problem: DEQProblem) -> float | None:
 def _scan(problem: DEQProblem) -> FixedPointScan:
     vm = variance_map(problem)
     # float64 with the quadrature at 12 digits: enough to place every sign change
-    h = vm.h(mpmath.fp, 0, 12)
+    h = vm.h(FLOAT, 0, 12)
     limit, q0 = root_free_above(problem), float(problem.q0)
     try:
         roots, complete = scan(h, q0, limit=limit)
@@ -265,7 +265,7 @@ def solve_tau(
     tol = ctx.mpf(10) ** (-(ctx.dps - 2))
     try:
         q = _refine(
-            vm.h(mpmath.fp, 0, 15), vm.h(ctx, refine), root, ctx.mpf, tol, floor=float(problem.q0)
+            vm.h(FLOAT, 0, 15), vm.h(ctx, refine), root, ctx.mpf, tol, floor=float(problem.q0)
         )
     except ArithmeticError:
         raise NoConvergence(

@@ -192,7 +192,7 @@ def panels(
     if kinks:
         return _panels(ctx, tau, kinks, digits, refine, entire, pole)
     tau_q = 2.0 ** math.ceil(math.log2(max(float(tau), 2.0**-20)))
-    key = (ctx.prec, ctx is _fp(), tau_q, round(digits), refine, entire, pole)
+    key = (ctx.prec, _is_float(ctx), tau_q, round(digits), refine, entire, pole)
     hit = _CACHE.get(key)
     if hit is None:
         hit = _panels(ctx, tau_q, (), digits, refine, entire, pole)
@@ -205,10 +205,12 @@ def panels(
 _CACHE: dict[tuple[Any, ...], list[Panel]] = {}
 
 
-def _fp() -> Any:
+def _is_float(ctx: Any) -> bool:
+    """Whether ``ctx`` evaluates in Python floats (the engine's ``FLOAT``, or ``mpmath.fp``):
+    their panels are floats, an MPContext's at 53 bits are mpf."""
     import mpmath
 
-    return mpmath.fp
+    return isinstance(ctx, mpmath.ctx_fp.FPContext)
 
 
 def _panels(
@@ -223,7 +225,7 @@ def _panels(
     """Composite Gauss–Legendre panels with the standard normal density folded into weights.
 
     Args:
-      ctx: mpmath context (``mpmath.fp`` for float64).
+      ctx: mpmath context (the float context ``FLOAT`` for float64).
       tau: the scale τ > 0.
       kinks: kinks of g in x (sorted); they sit at kink/τ in ξ.
       digits: decimal digits the sum must be good to, relative to its size.

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import mpmath
 from flint import arb
 
 from .._errors import ActivationError, ContractionError
@@ -25,6 +24,7 @@ from ._arb import ArbContext, to_arb, workprec
 from ._deq_formulas import map_formulas
 from ._enclose import ENCLOSED_MOMENTS, NotEnclosable, encloser_for
 from ._fixed_point import scan_fixed_points, solve_tau, variance_map
+from ._float_context import FLOAT
 from ._krawczyk import contract, krawczyk, newton
 from ._problem import DEQProblem
 from ._proven import midpoint_text
@@ -124,10 +124,10 @@ def star_float(problem: DEQProblem) -> float:
     :func:`._deq_verified.other_fixed_points`'s.  Errors (no root, overflow) come from the
     engine's full scan, worded as everywhere else.
     """
-    h = variance_map(problem).h(mpmath.fp, 0, 12)
+    h = variance_map(problem).h(FLOAT, 0, 12)
     try:
         roots, _ = scan(h, float(problem.q0), decades=0)
     except (OverflowError, ZeroDivisionError, ValueError, ArithmeticError, ActivationError):
         roots = []
     star = roots[0] if roots else scan_fixed_points(problem).star
-    return float(solve_tau(problem, mpmath.fp, 0, star).q)
+    return float(solve_tau(problem, FLOAT, 0, star).q)
