@@ -29,6 +29,8 @@ NOT_TIME_RATIOS = {
     ("deq_solve.py", "ip / ia"),  # evaluations of f: a count
     ("deq_solve.py", "2 * m * m * n / t_mm / 1000000000.0"),  # GFLOP/s: a rate, not a ratio
     ("exact_kernel.py", "peak / (8 * n * n)"),  # peak memory in n² doubles
+    ("kernels_data.py", "t / (n * (n + 1) / 2)"),  # seconds per pair: a rate, not a ratio
+    ("kernels_data.py", "cpu / t"),  # CPU/wall: the cores the process got, not a speed-up
     ("sweep.py", "est / used"),  # memory: the budget's estimate / the measured peak
 }
 
