@@ -81,3 +81,13 @@ def test_bad_input(setup: tuple) -> None:
         solve_deq(w, act, X[:5])
     with pytest.raises(InvalidArgument, match="method"):
         solve_deq(w, act, X, method="newton")
+
+
+def test_solve_deq_mixes_as_many_iterates_as_anderson_by_default() -> None:
+    """One default for Anderson's memory (issue 24: solve_deq passed 5, anderson() said 10)."""
+    import inspect
+
+    from deqrmt.validate._anderson import ANDERSON_MEMORY
+
+    assert inspect.signature(solve_deq).parameters["memory"].default == ANDERSON_MEMORY
+    assert inspect.signature(anderson).parameters["memory"].default == ANDERSON_MEMORY

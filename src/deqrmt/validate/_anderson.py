@@ -46,7 +46,10 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["FixedPoint", "anderson", "picard"]
+#: past iterates Anderson mixes by default: what gains near the edge of contraction (above)
+ANDERSON_MEMORY = 10
+
+__all__ = ["ANDERSON_MEMORY", "FixedPoint", "anderson", "picard"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +95,7 @@ def anderson(
     *,
     tol: float,
     max_iter: int,
-    memory: int = 10,
+    memory: int = ANDERSON_MEMORY,
     reg: float = 1e-12,
 ) -> FixedPoint:
     """Anderson-accelerated iteration on the rows of ``x0`` (shape (n, d)).

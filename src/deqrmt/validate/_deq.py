@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .._errors import InvalidArgument, NoConvergence
-from ._anderson import FixedPoint, anderson, picard
+from ._anderson import ANDERSON_MEMORY, FixedPoint, anderson, picard
 from ._pointwise import CenteredActivation
 
 __all__ = ["DeqWeights", "DeqSolution", "solve_deq", "default_tol"]
@@ -91,7 +91,7 @@ def solve_deq(
     *,
     tol: float | None = None,
     max_iter: int = 300,
-    memory: int = 5,
+    memory: int = ANDERSON_MEMORY,
     method: str = "picard",
 ) -> DeqSolution:
     """Solve z_i = φ_c(σ_a A z_i + σ_b B x_i)/√m for all columns x_i of ``X`` (p × n).
