@@ -89,24 +89,13 @@ def test_torch_in_torch_out_and_the_diagonal(data: np.ndarray) -> None:
     np.testing.assert_allclose(kernel_diagonal("erf", data, kind="ntk"), np.diag(ref), atol=1e-13)
 
 
-def test_small_blocks_give_the_same_kernel(data: np.ndarray, monkeypatch) -> None:
-    # the row blocks (and their in-place mirroring) do not change a single entry
-    import deqrmt.validate._exact as ex
-
+def test_small_tiles_give_the_same_kernel(data: np.ndarray) -> None:
+    # the tiles (and their in-place mirroring) do not change a single entry beyond the tolerance
     whole = deqrmt.kernels("gelu", data)
-    monkeypatch.setattr(ex.KernelEngine, "__init__", _small_blocks(ex.KernelEngine.__init__))
-    small = deqrmt.kernels("gelu", data)
+    small = deqrmt.kernels("gelu", data, tile=7)
     np.testing.assert_array_equal(small, small.T)
-    # Newton stops per block, so the last bits may differ (tolerance 1e-13 relative)
+    # Newton stops per tile, so the last bits may differ (tolerance 1e-13 relative)
     np.testing.assert_allclose(small, whole, rtol=0, atol=1e-14)
-
-
-def _small_blocks(init):
-    def wrapped(self, *a, **k):
-        init(self, *a, **k)
-        self.block = 7  # 40 rows: blocks of 7, the last one short
-
-    return wrapped
 
 
 def test_bad_input_is_refused(data: np.ndarray) -> None:

@@ -436,7 +436,7 @@ def _horner_parity(
         torch.addcmul(P, D, t, out=D)  # D ← D·t + P
         P.mul_(t).addr_(a[k], b[k])
     if parity:
-        D.mul_(t).mul_(2).add_(P)  # ∂p/∂ρ = P + 2tP'
+        torch.addcmul(P, D, t, value=2.0, out=D)  # ∂p/∂ρ = P + 2tP', one pass
         return P.mul_(r), D
     return P, D.mul_(r).mul_(2)  # ∂p/∂ρ = 2ρP'
 

@@ -252,36 +252,10 @@ class KernelEngine:
         self.stop = tol * float(g_diag.abs().max())
         self.evaluations = 0
         self._lock = threading.Lock()  # tiles run on several threads (see exact_kernels)
-        # Row blocks of ~2^17 entries: large enough to amortise torch's per-call overhead,
-        # small enough to stay in cache through the Horner loop.
-        self.block = max(8, 2**17 // max(self.n2, 1))
 
     @property
     def symmetric(self) -> bool:
         return self.X2 is None
-
-    def row_blocks(self) -> list[tuple[int, int]]:
-        return [(r0, min(self.n1, r0 + self.block)) for r0 in range(0, self.n1, self.block)]
-
-    def solve(self, r0: int, r1: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
-        """(G, Ġ, XᵀX') for rows r0:r1 against columns r0:n1 (symmetric) or all of X2.
-
-        In the symmetric case the pairs i = j of the block hold placeholders (the caller writes
-        the univariate values).
-        """
-        device = self.q.device
-        if self.symmetric:
-            rows, cols = slice(r0, r1), slice(r0, self.n1)
-            gram = self.X1[:, rows].T @ self.X1[:, cols]
-            ar = torch.arange(r0, r1, device=device)
-            on_diag = ar[:, None] == torch.arange(r0, self.n1, device=device)[None, :]
-        else:
-            assert self.X2 is not None
-            rows, cols = slice(r0, r1), slice(self.n1, self.n1 + self.n2)
-            gram = self.X1[:, rows].T @ self.X2
-            on_diag = None
-        g, gdot, it = self.newton(rows, cols, gram, on_diag)
-        return g, gdot, gram, it
 
     def newton(
         self, rows: slice, cols: slice, gram: torch.Tensor, on_diag: torch.Tensor | None
