@@ -7,12 +7,15 @@ Slides, "Implicit CK and NTK": `G*_ij = E[φ_c(u)φ_c(v)]`, (u, v) ~ N(0, [[Λ_i
 The matrix fixed point decouples, which is what makes it fast:
 
 1. **Diagonal.**  `G_ii` depends only on `Λ_ii = σ_a² G_ii + σ_b²‖x_i‖²`: n scalar equations
-   `q = σ_a² g(q) + σ_b²‖x_i‖²` with `g(q) = E[φ_c(√q ξ)²]`, solved together by Newton.
+   `q = σ_a² g(q) + σ_b²‖x_i‖²` with `g(q) = E[φ_c(√q ξ)²]`, solved together by Newton.  Its
+   last pass of φ over the samples' quadrature nodes is also the per-sample tables' pass
+   (:mod:`._moments`): φ runs twice over the n × ~1100 nodes, φ' once.
 2. **Off-diagonal.**  With the diagonal fixed, `G_ij = F(G_ij)` is a *scalar* equation per pair,
    and `∂F/∂G_ij = σ_a² E[φ_c'(u)φ_c'(v)] = Ġ_ij` (Price's theorem) is exactly what K* needs.
-   Newton therefore converges quadratically (3–4 evaluations on the paper preset, versus
-   12–13 for the plain iteration G ← F(G) that layer-by-layer codes perform; see
-   ``benchmarks/exact_kernel.py``), and the last evaluation gives Ġ*.
+   Newton therefore converges quadratically, and the last evaluation gives Ġ*.  From the fixed
+   point of Mehler's series cut after ρ¹ (a few passes per tile) it takes 2 evaluations on the
+   paper preset at n = 8192 and 3 at n = 2048 (3–4 from G = 0; 12–13 for the plain iteration
+   G ← F(G) that layer-by-layer codes perform; see ``benchmarks/exact_kernel.py``).
 
 The iteration has a unique attracting fixed point when σ_a² E[φ'²] < 1 (slides, Assumption
 (3)); the Newton step divides by 1 − Ġ_ij > 0 there.
@@ -368,6 +371,9 @@ def exact_kernels_memory(
     `+ 8 p n` when X is copied (not float64, or on another device)
     `+ workers · 24 · 8 · tile²` (the tiles in flight, 12.6 MB per worker at tile 256)
     `+ 8 n · 200` (per-sample tables: quadrature, Mehler coefficients up to degree 160).
+    Before K* exists, φ on the samples' quadrature nodes (`8 n · ~1100` bytes, freed and
+    returned to the OS before K* is allocated) is held instead: less than K* for n > 1100, less
+    than one worker's tiles below.
     On CUDA the same bytes are held on the device, and G*, K* once more on the host at the end.
     """
     tiles = workers * _TILE_ARRAYS * 8 * tile**2
