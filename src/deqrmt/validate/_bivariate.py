@@ -425,8 +425,9 @@ class _MehlerTile(TileMap):
         if self.a.shape[0] < 2:
             return None
         lin = torch.outer(self.a[1], self.b[1])
-        num = torch.addr(lin * self.rho0, self.a[0], self.b[0])
-        return num.div_(lin.mul_(self.inv_s).mul_(-self.sa2).add_(1.0))
+        num = torch.outer(self.a[0], self.b[0]).addcmul_(lin, self.rho0)
+        one = torch.ones((), dtype=lin.dtype, device=lin.device)
+        return num.div_(torch.addcmul(one, lin, self.inv_s, value=-self.sa2))
 
     def __call__(self, g: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         m = self.m
