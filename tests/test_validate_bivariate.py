@@ -23,7 +23,8 @@ import sympy as sp
 torch = pytest.importorskip("torch")
 
 from deqrmt.symbolic import library_activation, parse_activation  # noqa: E402
-from deqrmt.validate._bivariate import GaussHermite2D, bivariate, diagonal_moments  # noqa: E402
+from deqrmt.validate._bivariate import GaussHermite2D, bivariate  # noqa: E402
+from deqrmt.validate._moments import diagonal_moments  # noqa: E402
 from deqrmt.validate._pointwise import CenteredActivation  # noqa: E402
 
 Q = [1.3, 0.9, 2.1]

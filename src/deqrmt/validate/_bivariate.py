@@ -37,8 +37,9 @@ import threading
 import numpy as np
 import torch
 
+from ._moments import PhiValues, phi_values
 from ._pointwise import CenteredActivation, PiecewiseLinear, ScaledErf
-from ._quadrature import gaussian_rule, hermite_table
+from ._quadrature import hermite_table
 from ._tiles import abs_max
 
 __all__ = [
@@ -48,30 +49,9 @@ __all__ = [
     "Mehler",
     "GaussHermite2D",
     "Conditional",
+    "TileMap",
     "bivariate",
-    "diagonal_moments",
 ]
-
-
-def diagonal_moments(
-    act: CenteredActivation, q: torch.Tensor, *, derivative: bool = True
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    r"""`g(q) = E[φ_c(√q ξ)²]`, `g'(q)` and (if ``derivative``) `E[φ_c'(√q ξ)²]` per sample.
-
-    `g'(q) = E[φ_c(√q ξ)²(ξ² − 1)]/(2q)` (differentiate the Gaussian density in its
-    variance), so no second derivative of φ is needed, kinks included.
-    """
-    rule = gaussian_rule(q, act.kinks)
-    sq = torch.sqrt(q)[:, None]
-    f0 = act.phi(sq * rule.xi[None, :]).square_()
-    fl = act.phi(sq * rule.xi_local).square_()
-    g = rule.expect(f0, fl)
-    dg = rule.expect(f0 * (rule.xi * rule.xi - 1)[None, :], fl * (rule.xi_local**2 - 1)) / (2 * q)
-    if not derivative:
-        return g, dg, None
-    d0 = act.dphi(sq * rule.xi[None, :]).square_()
-    dl = act.dphi(sq * rule.xi_local).square_()
-    return g, dg, rule.expect(d0, dl)
 
 
 class BivariateExpectation(abc.ABC):
@@ -91,11 +71,44 @@ class BivariateExpectation(abc.ABC):
         """Return (F, ∂F/∂Λ) for Λ = ``lam`` (shape rows × cols).  Diagonal pairs i = j are
         not special-cased; the caller overwrites them with the univariate values."""
 
+    def on_tile(self, rows: slice, cols: slice, base: torch.Tensor, sigma_a2: float) -> TileMap:
+        """The map G ↦ (F, ∂F/∂Λ) at Λ = ``base`` + σ_a² G on the pairs ``rows`` × ``cols``.
+
+        The fixed-point solve evaluates it 3–4 times per tile, so what depends only on the
+        tile is prepared once (see :class:`Mehler`); every caller that needs F or Ġ at a
+        given G goes through it, so that the same G gives the same bits.
+        """
+        return _LamTile(self, rows, cols, base, sigma_a2)
+
     def _rho(
         self, rows: slice, cols: slice, lam: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         s = torch.outer(self.sq[rows], self.sq[cols])
         return (lam / s).clamp_(-1.0, 1.0), s
+
+
+class TileMap(abc.ABC):
+    """G ↦ (F, ∂F/∂Λ) on one tile, for Λ = base + σ_a² G (``None`` for G = 0)."""
+
+    @abc.abstractmethod
+    def __call__(self, g: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def start(self) -> torch.Tensor | None:
+        """A cheap first guess of the fixed point G = F(base + σ_a² G), or None for G = 0."""
+        return None
+
+
+class _LamTile(TileMap):
+    """The plain map: Λ formed, then the evaluator called on it."""
+
+    def __init__(
+        self, biv: BivariateExpectation, rows: slice, cols: slice, base: torch.Tensor, sa2: float
+    ) -> None:
+        self.biv, self.rows, self.cols, self.base, self.sa2 = biv, rows, cols, base, sa2
+
+    def __call__(self, g: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        lam = self.base.clone() if g is None else torch.add(self.base, g, alpha=self.sa2)
+        return self.biv(self.rows, self.cols, lam)
 
 
 class ArcCosine(BivariateExpectation):
@@ -279,15 +292,19 @@ class Mehler(BivariateExpectation):
     method = "mehler"
 
     def __init__(
-        self, act: CenteredActivation, q: torch.Tensor, *, tol: float = 1e-14, max_degree: int = 160
+        self,
+        act: CenteredActivation,
+        q: torch.Tensor,
+        *,
+        tol: float = 1e-14,
+        max_degree: int = 160,
+        values: PhiValues | None = None,
     ) -> None:
         super().__init__(act, q)
-        rule = gaussian_rule(q, act.kinks)
-        sq = self.sq[:, None]
-        f0 = act.phi(sq * rule.xi[None, :])
-        fl = act.phi(sq * rule.xi_local)
+        v = values if values is not None and values.q is q else phi_values(act, q)
+        rule, f0, fl = v.rule, v.shared, v.local
         h0 = hermite_table(rule.xi, max_degree)  # (Q0, K+1)
-        coef = (f0 * rule.w) @ h0
+        coef = f0 @ (rule.w[:, None] * h0)  # the weights into the table: no n × Q0 product
         if rule.xi_local.shape[1]:
             fw = fl * rule.w_local
             step = max(1, 2**22 // (rule.xi_local.shape[1] * (max_degree + 1)))  # ≤ 32 MB at a time
@@ -296,8 +313,8 @@ class Mehler(BivariateExpectation):
                 coef[s0 : s0 + step] += torch.einsum("iq,iqk->ik", fw[s0 : s0 + step], hl)
         self.coef_t = coef.T.contiguous()  # (K+1, n): rows contiguous for addr_
         del coef
-        g = rule.expect(f0 * f0, fl * fl)
-        del f0, fl
+        g = v.g
+        del f0, fl, v
         # R_K = max_i R_K(q_i), a few samples at a time: the n × (K+1) tails are never whole
         # (they would be the largest arrays left behind before an n × n computation).
         rmax = torch.zeros(max_degree + 1, dtype=q.dtype, device=q.device)
@@ -359,44 +376,86 @@ class Mehler(BivariateExpectation):
     def __call__(
         self, rows: slice, cols: slice, lam: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        rho, s = self._rho(rows, cols, lam)
-        n = self.q.shape[0]
-        r0, r1, _ = rows.indices(n)
-        c0, c1, _ = cols.indices(n)
-        # Masks cost a pass each over the block: built only where they can be non-empty (the
-        # pairs i = j lie in blocks whose row and column ranges overlap; far pairs are rare).
-        diag = None
-        if max(r0, c0) < min(r1, c1):
-            ri = torch.arange(r0, r1, device=lam.device)
-            ci = torch.arange(c0, c1, device=lam.device)
-            diag = ri[:, None] == ci[None, :]
-            r = rho.masked_fill(diag, 0.0)
-        else:
-            r = rho
-        far = None
-        top = abs_max(r)
-        if top > self.rho_cap:
-            far = r.abs() > self.rho_cap
-            r = r.masked_fill(far, 0.0)
-            top = abs_max(r)
-        deg = self._degree(top) or 0
+        return self.on_tile(rows, cols, lam, 0.0)(None)
+
+    def on_tile(self, rows: slice, cols: slice, base: torch.Tensor, sigma_a2: float) -> TileMap:
+        return _MehlerTile(self, rows, cols, base, sigma_a2)
+
+    def fallback(
+        self, ri: torch.Tensor, ci: torch.Tensor, lam: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """F, F' by nested quadrature for the pairs (ri, ci) with |ρ| beyond the series' reach."""
         with self._lock:
-            self.degree_used = max(self.degree_used, deg)
-        a, b = self.coef_t[:, rows], self.coef_t[:, cols]
-        if self.parity is None:
-            p, d = _horner(a, b, deg, r)
-        else:
-            p, d = _horner_parity(a, b, deg, r, self.parity)
-        d.div_(s)
-        if far is not None:
             if self._fallback is None:
                 self._fallback = Conditional(self.act, self.q)
+            self.fallback_pairs += int(ri.numel())
+        return self._fallback.pairs(ri, ci, lam)
+
+
+class _MehlerTile(TileMap):
+    """Mehler's series on one tile, with what depends only on the tile computed once:
+    1/√(q_i q_j), ρ at G = 0 and the mask of the pairs i = j.
+
+    ρ = (base + σ_a² G)/√(q_i q_j) = base/√(q_i q_j) + σ_a² G/√(q_i q_j) is then one fused pass
+    per evaluation (Λ itself is formed only for the rare pairs of the fallback).
+    """
+
+    def __init__(self, m: Mehler, rows: slice, cols: slice, base: torch.Tensor, sa2: float) -> None:
+        self.m, self.rows, self.cols, self.base, self.sa2 = m, rows, cols, base, sa2
+        self.inv_s = torch.outer(m.sq[rows], m.sq[cols]).reciprocal_()
+        self.rho0 = base * self.inv_s
+        n = m.q.shape[0]
+        self.r0, r1, _ = rows.indices(n)
+        self.c0, c1, _ = cols.indices(n)
+        # The pairs i = j lie in tiles whose row and column ranges overlap: a mask only there.
+        self.diag: torch.Tensor | None = None
+        if max(self.r0, self.c0) < min(r1, c1):
+            ri = torch.arange(self.r0, r1, device=base.device)
+            ci = torch.arange(self.c0, c1, device=base.device)
+            self.diag = ri[:, None] == ci[None, :]
+        self.a, self.b = m.coef_t[:, rows], m.coef_t[:, cols]
+
+    def start(self) -> torch.Tensor | None:
+        """The fixed point of the series cut after ρ¹: G = c₀c₀' + c₁c₁'(ρ₀ + σ_a² G/√(q_i q_j)),
+
+        ρ₀ = base/√(q_i q_j).  Its error is the ρ² (ρ³ for an odd φ) term, ~1e-6 on the paper's
+        data, from which one Newton step lands at rounding: two evaluations instead of three.
+        The denominator 1 − σ_a² E[φ'(u)]E[φ'(v)] is ≥ 1 − √(Ġ_ii Ġ_jj) > 0 (Cauchy–Schwarz).
+        """
+        if self.a.shape[0] < 2:
+            return None
+        lin = torch.outer(self.a[1], self.b[1])
+        num = torch.outer(self.a[0], self.b[0]).addcmul_(lin, self.rho0)
+        one = torch.ones((), dtype=lin.dtype, device=lin.device)
+        return num.div_(torch.addcmul(one, lin, self.inv_s, value=-self.sa2))
+
+    def __call__(self, g: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        m = self.m
+        if g is None:
+            rho = self.rho0.clone()
+        else:
+            rho = torch.addcmul(self.rho0, g, self.inv_s, value=self.sa2)
+        rho.clamp_(-1.0, 1.0)
+        if self.diag is not None:
+            rho.masked_fill_(self.diag, 0.0)
+        far = None
+        top = abs_max(rho)
+        if top > m.rho_cap:  # rare: pairs too close to |ρ| = 1 for the series
+            far = rho.abs() > m.rho_cap
+            rho.masked_fill_(far, 0.0)
+            top = abs_max(rho)
+        deg = m._degree(top) or 0
+        with m._lock:
+            m.degree_used = max(m.degree_used, deg)
+        if m.parity is None:
+            p, d = _horner(self.a, self.b, deg, rho)
+        else:
+            p, d = _horner_parity(self.a, self.b, deg, rho, m.parity)
+        d.mul_(self.inv_s)
+        if far is not None:
             idx = far.nonzero(as_tuple=True)
-            with self._lock:
-                self.fallback_pairs += int(idx[0].numel())
-            ri = torch.arange(r0, r1, device=lam.device)
-            ci = torch.arange(c0, c1, device=lam.device)
-            f2, d2 = self._fallback.pairs(ri[idx[0]], ci[idx[1]], lam[idx])
+            lam = self.base[idx] if g is None else self.base[idx] + self.sa2 * g[idx]
+            f2, d2 = m.fallback(idx[0] + self.r0, idx[1] + self.c0, lam)
             p[idx], d[idx] = f2, d2
         return p, d
 
@@ -431,9 +490,11 @@ def _horner_parity(
     t = r * r
     top = ks[-1]
     P = torch.outer(a[top], b[top])
-    D = torch.zeros_like(P)
-    for k in reversed(ks[:-1]):
-        torch.addcmul(P, D, t, out=D)  # D ← D·t + P
+    # The first step D ← D·t + P from D = 0 is P itself (the same bits, one pass less).
+    D = P.clone() if len(ks) > 1 else torch.zeros_like(P)
+    for i, k in enumerate(reversed(ks[:-1])):
+        if i:
+            torch.addcmul(P, D, t, out=D)  # D ← D·t + P
         P.mul_(t).addr_(a[k], b[k])
     if parity:
         torch.addcmul(P, D, t, value=2.0, out=D)  # ∂p/∂ρ = P + 2tP', one pass
@@ -448,6 +509,7 @@ def bivariate(
     method: str = "auto",
     tol: float = 1e-14,
     nodes: int = 25,
+    values: PhiValues | None = None,
 ) -> BivariateExpectation:
     """The evaluator for ``act``: closed form when there is one, else Mehler.
 
@@ -456,6 +518,7 @@ def bivariate(
         quadrature, slow) or ``"gauss-hermite"`` (the benchmark baseline).
       tol: relative truncation tolerance of the Mehler series.
       nodes: nodes per dimension of the Gauss–Hermite baseline.
+      values: φ_c already evaluated at ``q`` (:func:`phi_values`), for the Mehler coefficients.
     """
     if method == "gauss-hermite":
         return GaussHermite2D(act, q, nodes=nodes)
@@ -465,4 +528,4 @@ def bivariate(
         return ArcCosine(act, q)
     if method == "auto" and isinstance(act.closed_form, ScaledErf):
         return Arcsine(act, q)
-    return Mehler(act, q, tol=tol)
+    return Mehler(act, q, tol=tol, values=values)

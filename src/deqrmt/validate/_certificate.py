@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._bivariate import bivariate, diagonal_moments
+from ._bivariate import bivariate
 from ._compare import loglog_slope, relative_spectral_error
 from ._data import paper_mixture
 from ._design_file import DesignFile, check_certificate_sizes, check_design
 from ._exact import exact_kernels
 from ._experiment import enn_features
+from ._moments import diagonal_moments
 from ._pointwise import CenteredActivation
 from ._verdict import Verdict, judge_errors
 

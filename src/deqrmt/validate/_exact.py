@@ -7,12 +7,15 @@ Slides, "Implicit CK and NTK": `G*_ij = E[φ_c(u)φ_c(v)]`, (u, v) ~ N(0, [[Λ_i
 The matrix fixed point decouples, which is what makes it fast:
 
 1. **Diagonal.**  `G_ii` depends only on `Λ_ii = σ_a² G_ii + σ_b²‖x_i‖²`: n scalar equations
-   `q = σ_a² g(q) + σ_b²‖x_i‖²` with `g(q) = E[φ_c(√q ξ)²]`, solved together by Newton.
+   `q = σ_a² g(q) + σ_b²‖x_i‖²` with `g(q) = E[φ_c(√q ξ)²]`, solved together by Newton.  Its
+   last pass of φ over the samples' quadrature nodes is also the per-sample tables' pass
+   (:mod:`._moments`): φ runs twice over the n × ~1100 nodes, φ' once.
 2. **Off-diagonal.**  With the diagonal fixed, `G_ij = F(G_ij)` is a *scalar* equation per pair,
    and `∂F/∂G_ij = σ_a² E[φ_c'(u)φ_c'(v)] = Ġ_ij` (Price's theorem) is exactly what K* needs.
-   Newton therefore converges quadratically (3–4 evaluations on the paper preset, versus
-   12–13 for the plain iteration G ← F(G) that layer-by-layer codes perform; see
-   ``benchmarks/exact_kernel.py``), and the last evaluation gives Ġ*.
+   Newton therefore converges quadratically, and the last evaluation gives Ġ*.  From the fixed
+   point of Mehler's series cut after ρ¹ (a few passes per tile) it takes 2 evaluations on the
+   paper preset at n = 8192 and 3 at n = 2048 (3–4 from G = 0; 12–13 for the plain iteration
+   G ← F(G) that layer-by-layer codes perform; see ``benchmarks/exact_kernel.py``).
 
 The iteration has a unique attracting fixed point when σ_a² E[φ'²] < 1 (slides, Assumption
 (3)); the Newton step divides by 1 − Ġ_ij > 0 there.
@@ -38,10 +41,21 @@ import numpy as np
 import torch
 
 from .._errors import ContractionError, InvalidArgument, NoConvergence
-from ._bivariate import bivariate, diagonal_moments
+from ._bivariate import bivariate
+from ._heap import release_free_memory
+from ._moments import PhiValues, diagonal_moments, phi_values
 from ._pointwise import CenteredActivation
 from ._threads import blas_threads, tile_workers, torch_threads
-from ._tiles import Tile, abs_max, gram_upper, mirror, run_tiles, tile_gram, upper_tiles
+from ._tiles import (
+    Tile,
+    abs_max,
+    gram_upper,
+    mirror,
+    mirror_lower,
+    run_tiles,
+    tile_gram,
+    upper_tiles,
+)
 
 __all__ = [
     "ExactKernels", "KernelEngine", "diagonal_kernel", "exact_kernels", "exact_kernels_memory",
@@ -110,6 +124,8 @@ def ntk_limit(
     which for (a, A) is the slides' `K* = G*/(1 − Ġ*)`.
     """
     _check_trainable(trainable)
+    if set(trainable) == {"a", "A"}:
+        return G / (1 - Gdot)  # the same value, one rounding and four passes fewer
     w = 1 / (1 - Gdot)
     # numpy arrays (whole kernels) and torch tensors (one tile of exact_kernels): one formula
     if isinstance(G, torch.Tensor):
@@ -123,24 +139,37 @@ def ntk_limit(
     return K
 
 
-#: samples from which the diagonal solve first interpolates its starting point (see below)
-_DIAGONAL_NODES = 9
+#: samples from which the diagonal solve first interpolates its starting point (see below):
+#: 17 put the start within the tolerance on the paper's data (tanh, gelu), so that the check
+#: is the only pass; 9 left one Newton step for tanh
+_DIAGONAL_NODES = 17
 
 
 def _solve_diagonal(
     act: CenteredActivation, sq_norms: torch.Tensor, sigma_a2: float, sigma_b2: float, tol: float
 ) -> torch.Tensor:
-    """q_i = σ_a² g(q_i) + σ_b² ‖x_i‖² for every sample, by Newton's method (vectorised).
+    """q_i = σ_a² g(q_i) + σ_b² ‖x_i‖² for every sample, by Newton's method (vectorised)."""
+    return _diagonal_fixed_point(act, sq_norms, sigma_a2, sigma_b2, tol)[0]
+
+
+def _diagonal_fixed_point(
+    act: CenteredActivation, sq_norms: torch.Tensor, sigma_a2: float, sigma_b2: float, tol: float
+) -> tuple[torch.Tensor, PhiValues]:
+    """(q, φ_c on q's quadrature rule): the fixed point and the last pass of φ, at q itself.
 
     The starting point: for many samples, the solution at a few Chebyshev points of the
-    range of ‖x‖² interpolated (q is a smooth function of ‖x‖²), so that one Newton step and
-    the check follow (each a pass of φ over n × ~1100 nodes) instead of three and the check;
+    range of ‖x‖² interpolated (q is a smooth function of ‖x‖²), so that the check alone, or
+    one Newton step and the check, follow (each a pass of φ over n × ~1100 nodes) instead of
+    three and the check;
     for few samples, G_ii ≈ c² (= φ_c(0)² when φ(0) = 0).  Either way the same stopping test
-    decides, so the start changes only the work.
+    decides, so the start changes only the work.  The iterate returned is the one the test
+    was evaluated at (its error is about the step, ≤ ``tol``·max q), so that the per-sample
+    tables reuse that pass of φ instead of making another.
     """
     q = _diagonal_start(act, sq_norms, sigma_a2, sigma_b2, tol)
     for _ in range(100):
-        g, dg, _ = diagonal_moments(act, q, derivative=False)
+        values = phi_values(act, q)
+        g, dg, _ = diagonal_moments(act, q, derivative=False, values=values)
         r = q - sigma_a2 * g - sigma_b2 * sq_norms
         slope = 1 - sigma_a2 * dg
         if bool((slope <= 0).any()):
@@ -152,9 +181,9 @@ def _solve_diagonal(
         # The step taken, not the one proposed: a sample of norm 0 (q* = 0 for φ_c(0) = 0)
         # sits on the floor, where the proposed step never shrinks below the floor itself.
         step = new - q
-        q = new
         if float(step.abs().max()) <= tol * float(q.max()):
-            return q
+            return q, values
+        q = new
     raise NoConvergence("the diagonal fixed point q = σ_a² g(q) + σ_b²‖x‖² did not converge.")
 
 
@@ -194,12 +223,6 @@ def _sq_norms(X: torch.Tensor, chunk: int = 256) -> torch.Tensor:
         [X[:, c : c + chunk].square().sum(0) for c in range(0, int(X.shape[1]), chunk)]
         or [X.new_zeros(0)]
     )
-
-
-def _lam(g: torch.Tensor, base: torch.Tensor, sigma_a2: float) -> torch.Tensor:
-    """Λ = σ_a² G + σ_b² XᵀX (``base`` = σ_b² XᵀX), one pass; the one formula every caller uses,
-    so that Ġ recomputed from the returned G* is the Ġ the solve used, bit for bit."""
-    return torch.add(base, g, alpha=sigma_a2)
 
 
 class KernelEngine:
@@ -244,11 +267,12 @@ class KernelEngine:
         self.newton_steps = method != "gauss-hermite"
         if sq_norms is None:
             sq_norms = torch.cat([_sq_norms(X1)] + ([] if X2 is None else [_sq_norms(X2)]))
-        self.q = _solve_diagonal(act, sq_norms, sigma_a2, sigma_b2, 1e-14)
-        g_diag, _, d_diag = diagonal_moments(act, self.q)
+        self.q, values = _diagonal_fixed_point(act, sq_norms, sigma_a2, sigma_b2, 1e-14)
+        g_diag, _, d_diag = diagonal_moments(act, self.q, values=values)
         assert d_diag is not None
         self.g_diag, self.d_diag = g_diag, d_diag
-        self.biv = bivariate(act, self.q, method=method, tol=tol / 10, nodes=nodes)
+        self.biv = bivariate(act, self.q, method=method, tol=tol / 10, nodes=nodes, values=values)
+        del values  # n × ~1100: not kept beyond the tables
         self.stop = tol * float(g_diag.abs().max())
         self.evaluations = 0
         self._lock = threading.Lock()  # tiles run on several threads (see exact_kernels)
@@ -267,20 +291,31 @@ class KernelEngine:
         evaluated *at it*, so K = G/(1 − Ġ) holds at the returned G (and
         :attr:`ExactKernels.Gdot` recomputes the same Ġ from G).
         """
+        g, gdot, _, it = self.solve_tile(rows, cols, self.sigma_b2 * gram, on_diag)
+        return g, gdot, it
+
+    def solve_tile(
+        self, rows: slice, cols: slice, base: torch.Tensor, on_diag: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+        """:meth:`newton` given ``base`` = σ_b² XᵀX' (kept by the kernel map: not to be changed
+        after), returning 1 − Ġ at G as well: K* = G*/(1 − Ġ*) is then one pass."""
         sa2 = self.sigma_a2
-        base = self.sigma_b2 * gram
-        g = torch.zeros_like(base)
-        biv = self.biv
+        kernel_map = self.biv.on_tile(rows, cols, base, sa2)
+        # The plain iteration (the benchmark's baseline) starts at G = 0, as layer-by-layer codes.
+        g = kernel_map.start() if self.newton_steps else None
         for it in range(1, self.max_iter + 1):  # noqa: B007 - `it` is read after the loop
-            f, df = biv(rows, cols, _lam(g, base, sa2))
+            f, df = kernel_map(g)
             gdot = df.mul_(sa2)
-            if gdot.numel() and float(gdot.max()) >= 1:
+            w = torch.rsub(gdot, 1.0)  # 1 − Ġ
+            if w.numel() and float(w.min()) <= 0:
                 raise ContractionError(
                     "Ġ ≥ 1 for some pair: the kernel map is not a contraction; lower sigma_a2."
                 )
             # Newton on the scalar equation G = F(G): the step is (F − G)/(1 − Ġ); the plain
             # iteration (the benchmark's baseline) steps by F − G.
-            step = f.sub_(g).div_(1 - gdot) if self.newton_steps else f.sub_(g)
+            step = f if g is None else f.sub_(g)
+            if self.newton_steps:
+                step.div_(w)
             if on_diag is not None:
                 # Pairs i = j are overwritten by the univariate values; the bivariate evaluators
                 # treat them loosely, so keep them out of the Newton test.
@@ -290,7 +325,7 @@ class KernelEngine:
             last = abs_max(step)
             if last <= self.stop:
                 break
-            g.add_(step)
+            g = step if g is None else g.add_(step)
         else:
             raise NoConvergence(
                 f"the off-diagonal kernel fixed point did not converge in {self.max_iter} "
@@ -298,7 +333,9 @@ class KernelEngine:
             )
         with self._lock:
             self.evaluations = max(self.evaluations, it)
-        return g, gdot, it
+        if g is None:  # the first step was already below the tolerance: G = 0
+            g = torch.zeros_like(gdot)
+        return g, gdot, w, it
 
     def diagonal(self, every: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(G*_ii, Ġ*_ii) of X1's samples (``every``: X2's too), the univariate fixed point."""
@@ -321,8 +358,8 @@ def diagonal_kernel(
     act: CenteredActivation, sq_norms: torch.Tensor, sigma_a2: float, sigma_b2: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """(G*_ii, Ġ*_ii) for samples of squared norms ``sq_norms``: the univariate fixed point only."""
-    q = _solve_diagonal(act, sq_norms.to(torch.float64), sigma_a2, sigma_b2, 1e-14)
-    g, _, d = diagonal_moments(act, q)
+    q, values = _diagonal_fixed_point(act, sq_norms.to(torch.float64), sigma_a2, sigma_b2, 1e-14)
+    g, _, d = diagonal_moments(act, q, values=values)
     assert d is not None
     return _checked_diagonal(g, d, sigma_a2)
 
@@ -346,6 +383,9 @@ def exact_kernels_memory(
     `+ 8 p n` when X is copied (not float64, or on another device)
     `+ workers · 24 · 8 · tile²` (the tiles in flight, 12.6 MB per worker at tile 256)
     `+ 8 n · 200` (per-sample tables: quadrature, Mehler coefficients up to degree 160).
+    Before K* exists, φ on the samples' quadrature nodes (`8 n · ~1100` bytes, freed and
+    returned to the OS before K* is allocated) is held instead: less than K* for n > 1100, less
+    than one worker's tiles below.
     On CUDA the same bytes are held on the device, and G*, K* once more on the host at the end.
     """
     tiles = workers * _TILE_ARRAYS * 8 * tile**2
@@ -450,6 +490,7 @@ def exact_kernels(
             act, Xt, None, sigma_a2, sigma_b2, method=method, tol=tol, nodes=nodes,
             max_iter=max_iter, sq_norms=sq,
         )  # fmt: skip
+    release_free_memory()  # the tables' freed temporaries, before K* takes n² more
     with torch_threads(1 if dev.type == "cpu" else torch.get_num_threads()):
         K = torch.empty_like(G)
         g_diag, gd_diag = engine.diagonal()
@@ -500,14 +541,22 @@ def _kernel_tile(
     (c, r) below the diagonal, which no tile reads, so tiles may run in any order, at once.
     """
     r0, r1, c0, c1 = t
+    rows, cols = slice(r0, r1), slice(c0, c1)
+    if r0 != c0 and set(trainable) == {"a", "A"}:
+        # The common case, in the fewest passes: σ_b² XᵀX read straight from G's buffer, and
+        # K* = G*/(1 − Ġ*) (as ntk_limit) written straight into K's.
+        g, _, w, _ = engine.solve_tile(rows, cols, G[rows, cols].mul(engine.sigma_b2), None)
+        mirror(G, g, t)
+        torch.div(g, w, out=K[rows, cols])
+        mirror_lower(K, t)
+        return
     gram = tile_gram(G, r0, r1, c0, c1)
     on_diag = None
     if r0 == c0:
         on_diag = torch.eye(r1 - r0, dtype=torch.bool, device=gram.device)
-    g, gdot, _ = engine.newton(slice(r0, r1), slice(c0, c1), gram, on_diag)
-    k = ntk_limit(g, gdot, gram, engine.sigma_a2, engine.sigma_b2, trainable)
+    g, gdot, _ = engine.newton(rows, cols, gram, on_diag)
     mirror(G, g, t)
-    mirror(K, k, t)
+    mirror(K, ntk_limit(g, gdot, gram, engine.sigma_a2, engine.sigma_b2, trainable), t)
 
 
 def _recompute_gdot(
@@ -532,8 +581,9 @@ def _recompute_gdot(
 
     def one(t: Tile) -> None:
         r0, r1, c0, c1 = t
-        lam = _lam(Gt[r0:r1, c0:c1].contiguous(), sb2 * tile_gram(out, r0, r1, c0, c1), sa2)
-        mirror(out, engine.biv(slice(r0, r1), slice(c0, c1), lam)[1].mul_(sa2), t)
+        base = tile_gram(out, r0, r1, c0, c1).mul_(sb2)
+        kernel_map = engine.biv.on_tile(slice(r0, r1), slice(c0, c1), base, sa2)
+        mirror(out, kernel_map(Gt[r0:r1, c0:c1].contiguous())[1].mul_(sa2), t)
 
     with torch_threads(1 if dev.type == "cpu" else torch.get_num_threads()):
         run_tiles(one, upper_tiles(n, tile), workers)

@@ -20,6 +20,7 @@ __all__ = [
     "abs_max",
     "gram_upper",
     "mirror",
+    "mirror_lower",
     "run_tiles",
     "tile_gram",
     "upper_tiles",
@@ -128,3 +129,12 @@ def mirror(out: torch.Tensor, block: torch.Tensor, t: Tile) -> None:
     out[r0:r1, c0:c1] = block
     if r0 != c0:
         out[c0:c1, r0:r1] = block.T.contiguous()
+
+
+def mirror_lower(out: torch.Tensor, t: Tile) -> None:
+    """Copy an off-diagonal tile already written in ``out`` to its mirror image below the
+    diagonal (the transposed copy made contiguous first, as in :func:`mirror`)."""
+    r0, r1, c0, c1 = t
+    if r0 == c0:
+        raise ValueError("mirror_lower is for tiles off the diagonal; use mirror.")
+    out[c0:c1, r0:r1] = out[r0:r1, c0:c1].T.contiguous()
