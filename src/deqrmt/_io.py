@@ -76,9 +76,7 @@ def _refuse_existing(path: str, *, force: bool) -> os.stat_result | None:
             "give the path of a file to create."
         )
     if not force:
-        raise FileError(
-            f"refusing to overwrite {path!r}: it exists; pass force=True to replace it."
-        )
+        raise FileError(f"refusing to overwrite {path!r}: it exists; pass force=True to replace it.")
     return st
 
 

@@ -74,7 +74,7 @@ class BivariateExpectation(abc.ABC):
     def on_tile(self, rows: slice, cols: slice, base: torch.Tensor, sigma_a2: float) -> TileMap:
         """The map G ↦ (F, ∂F/∂Λ) at Λ = ``base`` + σ_a² G on the pairs ``rows`` × ``cols``.
 
-        The fixed-point solve evaluates it 3–4 times per tile, so what depends only on the
+        The fixed-point solve evaluates it 2–4 times per tile, so what depends only on the
         tile is prepared once (see :class:`Mehler`); every caller that needs F or Ġ at a
         given G goes through it, so that the same G gives the same bits.
         """

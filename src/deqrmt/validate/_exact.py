@@ -9,7 +9,7 @@ The matrix fixed point decouples, which is what makes it fast:
 1. **Diagonal.**  `G_ii` depends only on `Λ_ii = σ_a² G_ii + σ_b²‖x_i‖²`: n scalar equations
    `q = σ_a² g(q) + σ_b²‖x_i‖²` with `g(q) = E[φ_c(√q ξ)²]`, solved together by Newton.  Its
    last pass of φ over the samples' quadrature nodes is also the per-sample tables' pass
-   (:mod:`._moments`): φ runs twice over the n × ~1100 nodes, φ' once.
+   (:mod:`._moments`): φ runs once or twice over the n × ~1100 nodes, φ' once.
 2. **Off-diagonal.**  With the diagonal fixed, `G_ij = F(G_ij)` is a *scalar* equation per pair,
    and `∂F/∂G_ij = σ_a² E[φ_c'(u)φ_c'(v)] = Ġ_ij` (Price's theorem) is exactly what K* needs.
    Newton therefore converges quadratically, and the last evaluation gives Ġ*.  From the fixed
