@@ -2,7 +2,7 @@
 check and the per-sample tables; the tiles start from the series' linear fixed point.
 
 * φ over the n × Q quadrature nodes: at most twice while building the engine (the solve's
-  step and its check; four or five times before), φ' once; the tables from the reused pass
+  step and its check; three or four times before), φ' once; the tables from the reused pass
   equal fresh ones;
 * the tile map's fused ρ = base/s + σ_a² G/s against the plain map on Λ = base + σ_a² G;
 * the linear start: exact for φ(x) = x (one evaluation; the closed form σ_b² XᵀX/(1 − σ_a²)
@@ -57,7 +57,7 @@ def test_the_engine_evaluates_phi_twice_over_the_samples(monkeypatch: pytest.Mon
     engine = exact.KernelEngine(act, X, None, SA2, SB2)
     one_pass = n * nodes
     # the Chebyshev start solves a few samples; then the check (and at most one Newton step
-    # before it) is all of φ over the n samples, and φ' once (before: φ 4–5 times)
+    # before it) is all of φ over the n samples, and φ' once (before: φ 3–4 times)
     start = 40 * exact._DIAGONAL_NODES * nodes
     assert one_pass <= counts["phi"] <= 2 * one_pass + start
     assert counts["dphi"] == one_pass
