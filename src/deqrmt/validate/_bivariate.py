@@ -37,7 +37,7 @@ import threading
 import numpy as np
 import torch
 
-from ._moments import PhiValues, phi_values
+from ._moments import PhiValues, values_at
 from ._pointwise import CenteredActivation, PiecewiseLinear, ScaledErf
 from ._quadrature import hermite_table
 from ._tiles import abs_max
@@ -301,7 +301,7 @@ class Mehler(BivariateExpectation):
         values: PhiValues | None = None,
     ) -> None:
         super().__init__(act, q)
-        v = values if values is not None and values.q is q else phi_values(act, q)
+        v = values_at(act, q, values)
         rule, f0, fl = v.rule, v.shared, v.local
         h0 = hermite_table(rule.xi, max_degree)  # (Q0, K+1)
         coef = f0 @ (rule.w[:, None] * h0)  # the weights into the table: no n × Q0 product

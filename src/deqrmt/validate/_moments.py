@@ -19,7 +19,7 @@ import torch
 from ._pointwise import CenteredActivation
 from ._quadrature import GaussianRule, gaussian_rule
 
-__all__ = ["PhiValues", "diagonal_moments", "phi_values"]
+__all__ = ["PhiValues", "diagonal_moments", "phi_values", "values_at"]
 
 #: nodes per block of samples (2^17 float64: 1 MB, in a core's L2 cache)
 _BLOCK = 2**17
@@ -71,6 +71,11 @@ def phi_values(act: CenteredActivation, q: torch.Tensor) -> PhiValues:
     return PhiValues(q, rule, shared, local, m[:, 0], m[:, 1] / (2 * q))
 
 
+def values_at(act: CenteredActivation, q: torch.Tensor, values: PhiValues | None) -> PhiValues:
+    """``values`` if they were evaluated at this very ``q``, else a new pass (:func:`phi_values`)."""
+    return values if values is not None and values.q is q else phi_values(act, q)
+
+
 def diagonal_moments(
     act: CenteredActivation,
     q: torch.Tensor,
@@ -83,7 +88,7 @@ def diagonal_moments(
     ``values``: φ_c already evaluated at this very ``q`` (:func:`phi_values`), used instead
     of a new pass.
     """
-    v = values if values is not None and values.q is q else phi_values(act, q)
+    v = values_at(act, q, values)
     if not derivative:
         return v.g, v.dg, None
     rule = v.rule
