@@ -45,6 +45,7 @@ SHARED = frozenset(
         "deqrmt._errors",  # the exception hierarchy
         "deqrmt._io",  # atomic file writing
         "deqrmt._json",  # the one JSON convention
+        "deqrmt._progress",  # progress bars (tqdm, lazily)
         "deqrmt._text",  # decimal rounding, escaping, terminal text
         "deqrmt._untrusted",  # bounded reading of untrusted text
         "deqrmt._version",  # __version__ from the distribution's metadata
