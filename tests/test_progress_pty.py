@@ -110,12 +110,23 @@ def _without(doc: Any, keys: set[str]) -> Any:
     return doc
 
 
-def _check(argv: list[str], tmp: Path, desc: str, total: int | None, timing: set[str]) -> None:
-    """At a tty: a bar, and ``--json`` output as without one; stderr to a file: no bar."""
-    code_t, out_t, err_t = _run([*argv, "--json"], tmp, tty=True)
+def _check(
+    argv: list[str],
+    tmp: Path,
+    desc: str,
+    total: int | None,
+    timing: set[str],
+    *,
+    cwd: tuple[Path, Path] | None = None,
+) -> bytes:
+    """At a tty: a bar, and ``--json`` output as without one; stderr to a file: no bar.
+    ``cwd``: the two runs' working directories (for a command that stores what it ran)."""
+    code_t, out_t, err_t = _run([*argv, "--json"], tmp, tty=True, cwd=cwd and cwd[0])
     assert code_t in (0, 1), err_t
     assert _bar(err_t, desc, total), err_t
-    code_f, out_f, err_f = _run([*argv, "--json"], tmp, tty=False)
+    if total is not None:  # the bar ends full: the steps counted are the steps taken
+        assert f"{total}/{total} [" in err_t, err_t
+    code_f, out_f, err_f = _run([*argv, "--json"], tmp, tty=False, cwd=cwd and cwd[1])
     assert code_f == code_t, err_f
     assert _no_bar(err_f), err_f
     assert b"\r" not in out_t and b"%|" not in out_t  # never a bar on stdout
@@ -124,6 +135,7 @@ def _check(argv: list[str], tmp: Path, desc: str, total: int | None, timing: set
         assert _without(json.loads(out_t), timing) == _without(json.loads(out_f), timing)
     else:
         assert out_t == out_f
+    return out_f
 
 
 torch = pytest.importorskip("torch")
@@ -150,3 +162,49 @@ def test_quiet_means_no_bar_at_a_terminal(tmp_path: Path) -> None:
     assert code == 0, err
     assert _no_bar(err), err
     assert "accuracy" in out.decode()
+
+
+def test_validate(tmp_path: Path) -> None:
+    argv = ["validate", "tanh", "--n", "64,128", "--draws", "2", "--m", "128", "--device", "cpu"]
+    # 10 steps: per n the exact kernels, the coefficients, 2 networks and the comparison
+    _check(argv, tmp_path, "validate tanh", 10, {"seconds", "timings"})
+
+
+@pytest.mark.slow
+def test_spectrum_mc(tmp_path: Path) -> None:
+    argv = ["spectrum", "tanh", "--data", "gmm", "--n", "64", "--mc", "--seed", "3",
+            "--device", "cpu"]  # fmt: skip
+    # the predicted laws, the exact kernels, the CK's and the NTK's eigenvalues; the JSON
+    # (seeded, no timings) is the same bytes with and without the bar
+    _check(argv, tmp_path, "spectrum tanh", 4, set())
+
+
+def test_design_then_enn_check(tmp_path: Path) -> None:
+    argv = ["design", "--deq", "tanh", "--family", "hard_tanh", "--dps", "12", "--starts", "6"]
+    # the multi-starts: a probe of 4, then the search's 6; the JSON has no timings
+    design = _check(argv, tmp_path, "design", 10, set())
+    path = tmp_path / "design.json"
+    path.write_bytes(design)
+    argv = ["enn-check", "--enn", str(path), "--n", "64,96", "--m", "64"]
+    _check(argv, tmp_path, "certificate", 2, set())
+
+
+@pytest.mark.slow
+def test_sweep(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    spec = (
+        'kind = "coefficients"\nactivations = ["relu", "abs(x)"]\nsigma_a2 = [0.2, 0.3]\ndps = 12\n'
+    )
+    dirs = (tmp_path / "tty", tmp_path / "file")
+    for d in dirs:  # one store each: the second run must run the tasks again, not read them
+        d.mkdir()
+        (d / "spec.toml").write_text(spec)
+    argv = ["sweep", "spec.toml", "--workers", "1"]
+    _check(
+        argv,
+        tmp_path,
+        "sweep",
+        4,
+        {"seconds", "run_id", "rate", "median_seconds", "total_seconds"},
+        cwd=dirs,
+    )
