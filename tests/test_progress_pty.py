@@ -143,25 +143,30 @@ pytest.importorskip("tqdm")
 
 
 def test_experiment_bar_at_a_terminal_none_in_a_file(tmp_path: Path) -> None:
+    from deqrmt.cli.experiment import settings_text
+
     argv = ["experiment", "--dataset", "gmm", "--m", "64", "--seeds", "2", "--n-train", "100",
             "--n-test", "50", "--device", "cpu"]  # fmt: skip
-    _check(argv, tmp_path, "experiment", 7, {"seconds", "seconds_mean", "enn_over_deq_time"})
-    # and the text output says what ran (the settings) next to the result
-    code, out, err = _run(argv, tmp_path, tty=False)
-    assert code == 0, err
-    text = out.decode()
+    # 7 steps: the design, then 3 models for each of the 2 seeds
+    out = _check(argv, tmp_path, "experiment", 7, {"seconds", "seconds_mean", "enn_over_deq_time"})
+    # what ran is printed with the result: the width, the seeds, the device, the data's sizes
+    settings = json.loads(out)["settings"]
+    assert (settings["m"], settings["seeds"], settings["device"]) == (64, 2, "cpu")
+    assert settings["data_seeds"] == [0, 1] and settings["deq_weight_seeds"] == [1000, 1001]
+    gmm = settings["datasets"]["gmm"]
+    assert (gmm["n_train"], gmm["n_test"], gmm["p"], gmm["classes"]) == (100, 50, 256, 2)
+    text = settings_text(settings)
     assert "width m = 64" in text and "n_train = 100, n_test = 50, p = 256" in text
     assert "seeds: 2 (data 0–1, DEQ weights 1000–1001, ENN weights 2000–2001)" in text
     assert "device cpu" in text
 
 
 def test_quiet_means_no_bar_at_a_terminal(tmp_path: Path) -> None:
-    argv = ["experiment", "--dataset", "gmm", "--m", "32", "--seeds", "1", "--n-train", "60",
-            "--n-test", "20", "--device", "cpu", "--quiet"]  # fmt: skip
-    code, out, err = _run(argv, tmp_path, tty=True)
+    argv = ["design", "--deq", "tanh", "--family", "hard_tanh", "--dps", "12", "--starts", "2"]
+    code, out, err = _run([*argv, "--quiet"], tmp_path, tty=True)
     assert code == 0, err
-    assert _no_bar(err), err
-    assert "accuracy" in out.decode()
+    assert _no_bar(err) and "budget" not in err, err
+    assert "solution 1" in out.decode()
 
 
 def test_validate(tmp_path: Path) -> None:
