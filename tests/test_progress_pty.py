@@ -9,7 +9,6 @@ Inputs are small (a few seconds a run).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -17,12 +16,14 @@ import select
 import struct
 import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+fcntl = pytest.importorskip("fcntl")  # POSIX: a pseudo-terminal
+termios = pytest.importorskip("termios")
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 TIMEOUT = 240.0  # seconds: a bound on a hung run, never a timing assertion
@@ -138,11 +139,11 @@ def _check(
     return out_f
 
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("tqdm")
+pytest.importorskip("tqdm")  # the [validate] and [sweep] extras draw the bars with it
 
 
 def test_experiment_bar_at_a_terminal_none_in_a_file(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
     from deqrmt.cli.experiment import settings_text
 
     argv = ["experiment", "--dataset", "gmm", "--m", "64", "--seeds", "2", "--n-train", "100",
@@ -170,6 +171,7 @@ def test_quiet_means_no_bar_at_a_terminal(tmp_path: Path) -> None:
 
 
 def test_validate(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
     argv = ["validate", "tanh", "--n", "64,128", "--draws", "2", "--m", "128", "--device", "cpu"]
     # 10 steps: per n the exact kernels, the coefficients, 2 networks and the comparison
     _check(argv, tmp_path, "validate tanh", 10, {"seconds", "timings"})
@@ -177,6 +179,7 @@ def test_validate(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_spectrum_mc(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
     argv = ["spectrum", "tanh", "--data", "gmm", "--n", "64", "--mc", "--seed", "3",
             "--device", "cpu"]  # fmt: skip
     # the predicted laws, the exact kernels, the CK's and the NTK's eigenvalues; the JSON
@@ -185,6 +188,7 @@ def test_spectrum_mc(tmp_path: Path) -> None:
 
 
 def test_design_then_enn_check(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
     argv = ["design", "--deq", "tanh", "--family", "hard_tanh", "--dps", "12", "--starts", "6"]
     # the multi-starts: a probe of 4, then the search's 6; the JSON has no timings
     design = _check(argv, tmp_path, "design", 10, set())

@@ -205,7 +205,8 @@ def _compute(args: argparse.Namespace, data: str, mixture: Any, design: Any) -> 
     from ..validate._spectrum import spectrum
 
     # the engine's steps: the predicted laws; with --mc the exact kernels, the DEQ of --width,
-    # the designed ENN, and the CK's and NTK's eigenvalues (only --mc takes long: a bar for it)
+    # the designed ENN, and the CK's and NTK's eigenvalues (only --mc takes long: a bar for it;
+    # one step fewer where the NTK diverges, and the bar then ends at the steps taken)
     steps = 1 + (1 + (args.width is not None) + (design is not None) + 2 if args.mc else 0)
     enabled = bar_enabled(args) if args.mc else False
     with progress_bar(steps, f"spectrum {args.activation}", unit="step", enabled=enabled) as bar:
@@ -214,13 +215,15 @@ def _compute(args: argparse.Namespace, data: str, mixture: Any, design: Any) -> 
             bar.note(label)
             bar.advance()
 
-        return spectrum(
+        report = spectrum(
             args.activation, data=data, n=args.n, d=args.d, mixture=mixture,
             sigma_a2=args.sigma_a2, sigma_b2=args.sigma_b2, mc=args.mc, width=args.width,
             seed=args.seed, device=args.device, max_ks=args.max_ks,
             max_spike_error=args.max_spike_error, points=args.points, enn=design,
             progress=progress,
         )  # fmt: skip
+        bar.set(bar.done, bar.done)
+        return report
 
 
 def _print(report: Any) -> None:
