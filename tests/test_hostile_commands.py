@@ -279,6 +279,27 @@ def test_design_command_shows_its_budget_and_progress_on_a_terminal(
     assert json.loads(out)["solutions"]
 
 
+def test_design_without_tqdm_prints_its_lines_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A core install has no tqdm: at a terminal the budget and each start are lines."""
+    import sys
+
+    import deqrmt._progress
+
+    monkeypatch.delenv("DEQRMT_NO_PROGRESS", raising=False)
+    monkeypatch.setattr(deqrmt._progress, "_have_tqdm", lambda: False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    argv = ["design", "--deq", "tanh", "--family", "hard_tanh", "--dps", "12", "--starts", "2"]
+    rc, out, err = _run(capsys, *argv, "--json")
+    assert rc == 0, err
+    lines = err.splitlines()
+    assert lines[0].startswith("design: budget: 1,200,000 work units"), lines
+    assert "design: probe: multi-start 2/2 (1 solution(s) so far)" in lines, lines
+    assert "\r" not in err
+    assert json.loads(out)["solutions"]
+
+
 def test_design_estimated_over_budget_is_refused_before_the_search(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
