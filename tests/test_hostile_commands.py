@@ -262,16 +262,41 @@ def test_design_states_its_budget_then_reports_progress() -> None:
 def test_design_command_shows_its_budget_and_progress_on_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Through the command: on a terminal, stderr says the budget first, then each start."""
+    """Through the command: on a terminal, stderr says the budget first (a line above the
+    bar), and the bar counts the multi-starts."""
     import sys
 
+    pytest.importorskip("tqdm")
+    monkeypatch.delenv("DEQRMT_NO_PROGRESS", raising=False)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     argv = ["design", "--deq", "tanh", "--family", "a*tanh(b*x)", "--kernel", "ntk"]
     rc, out, err = _run(capsys, *argv, "--dps", "15", "--starts", "2", "--json")
     assert rc == 0, err
+    # the bar redraws itself after "\r"; the lines written above it end in "\n"
+    text = [ln for ln in re.split(r"[\r\n]", err) if ln.strip() and "|" not in ln]
+    assert text[0].startswith("design: budget: 1,200,000 work units"), text
+    assert re.search(r"design: 100%\|.*\| 2/2 \[.*start", err), err
+    assert json.loads(out)["solutions"]
+
+
+def test_design_without_tqdm_prints_its_lines_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A core install has no tqdm: at a terminal the budget and each start are lines."""
+    import sys
+
+    import deqrmt._progress
+
+    monkeypatch.delenv("DEQRMT_NO_PROGRESS", raising=False)
+    monkeypatch.setattr(deqrmt._progress, "_have_tqdm", lambda: False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    argv = ["design", "--deq", "tanh", "--family", "hard_tanh", "--dps", "12", "--starts", "2"]
+    rc, out, err = _run(capsys, *argv, "--json")
+    assert rc == 0, err
     lines = err.splitlines()
-    assert lines[0].startswith("design: budget: 1,200,000 work units"), lines[0]
-    assert any(ln.startswith("design: probe: multi-start 2/2") for ln in lines), lines
+    assert lines[0].startswith("design: budget: 1,200,000 work units"), lines
+    assert "design: probe: multi-start 2/2 (1 solution(s) so far)" in lines, lines
+    assert "\r" not in err
     assert json.loads(out)["solutions"]
 
 

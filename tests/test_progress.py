@@ -55,3 +55,18 @@ def test_callback_convention(monkeypatch: pytest.MonkeyPatch) -> None:
         bar(3, 10)
         bar(7, 12)
     assert (bar.done, bar.total) == (7, 12)
+
+
+def test_write_puts_a_line_above_the_bar_only_when_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DEQRMT_NO_PROGRESS", raising=False)
+    err = _Tty()
+    monkeypatch.setattr(sys, "stderr", err)
+    with progress_bar(2, "work") as bar:
+        bar.write("budget: 12 units")
+        bar.advance(2)
+    assert bar.drawn and "budget: 12 units\n" in err.getvalue() and "2/2" in err.getvalue()
+    quiet = _Tty()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    with progress_bar(2, "work", enabled=False) as bar:
+        bar.write("budget: 12 units")
+    assert not bar.drawn and quiet.getvalue() == ""

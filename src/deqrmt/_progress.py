@@ -94,6 +94,18 @@ class Progress:
         if self._bar is not None:
             self._bar.set_postfix_str(text[:60], refresh=False)
 
+    def write(self, line: str) -> None:
+        """A line of status above the bar (which is redrawn below it); nothing when no bar is
+        drawn, so a caller need not know whether one is."""
+        if self._bar is not None:
+            with self._lock:
+                self._bar.write(line, file=sys.stderr)
+
+    @property
+    def drawn(self) -> bool:
+        """Whether a bar is drawn (stderr a terminal or a notebook, and not switched off)."""
+        return self._bar is not None
+
     def __call__(self, done: int, total: int | None = None) -> None:
         self.set(done, total)
 

@@ -28,6 +28,7 @@ __all__ = [
     "add_json",
     "add_mc",
     "add_plot",
+    "add_quiet",
     "add_seed",
     "add_output",
     "add_problem",
@@ -36,6 +37,7 @@ __all__ = [
     "flag_names",
     "names",
     "print_stderr",
+    "bar_enabled",
     "extra_imports",
     "require_extra",
     "require_validate_extra",
@@ -312,8 +314,25 @@ def add_mc(p: Options, help: str) -> None:
     p.add_argument("--mc", action="store_true", help=help)
 
 
-#: argparse bookkeeping, not an input
-_NOT_INPUTS = {"command", "json", "func", "handler"}
+def add_quiet(p: Options) -> None:
+    """--quiet: no progress bar.  Without it the bar is drawn on stderr when stderr is a
+    terminal (never in a pipe, a file or ``--json``'s standard output)."""
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bar (default: a bar on stderr when it is a terminal)",
+    )
+
+
+def bar_enabled(args: argparse.Namespace) -> bool | None:
+    """``enabled`` for :func:`deqrmt._progress.progress_bar`: False with ``--quiet``, else None
+    (drawn when stderr is a terminal or a notebook)."""
+    return False if getattr(args, "quiet", False) else None
+
+
+#: argparse bookkeeping, not an input (``quiet`` changes what stderr shows, never the result)
+_NOT_INPUTS = {"command", "json", "func", "handler", "quiet"}
 
 
 def print_json(args: argparse.Namespace, result: Any) -> None:

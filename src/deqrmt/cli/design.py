@@ -11,8 +11,10 @@ from ._common import (
     add_dps,
     add_json,
     add_problem,
+    add_quiet,
     add_seed,
     add_trainable,
+    bar_enabled,
     print_json,
     print_stderr,
 )
@@ -82,27 +84,34 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_dps(p)
     add_json(p)
+    add_quiet(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    from .._progress import progress_bar
     from ..numeric._design import design_enn
 
-    res = design_enn(
-        args.deq,
-        args.family,
-        layers=args.layers,
-        kernel=args.kernel,
-        sigma_a2=args.sigma_a2,
-        sigma_b2=args.sigma_b2,
-        tau0=args.tau0,
-        dps=args.dps,
-        trainable=args.trainable,
-        starts=args.starts,
-        seed=args.seed,
-        progress=_progress(),
-        certify=not args.no_certify,
-    )
+    # the multi-starts: a probe of up to 4, then the search's (the total grows if the search
+    # must run again with parameters fixed)
+    expected = min(args.starts, 4) + (args.starts if args.starts > 4 else 0)
+    with progress_bar(expected, "design", unit="start", enabled=bar_enabled(args)) as bar:
+        res = design_enn(
+            args.deq,
+            args.family,
+            layers=args.layers,
+            kernel=args.kernel,
+            sigma_a2=args.sigma_a2,
+            sigma_b2=args.sigma_b2,
+            tau0=args.tau0,
+            dps=args.dps,
+            trainable=args.trainable,
+            starts=args.starts,
+            seed=args.seed,
+            progress=_Starts(bar, bar_enabled(args)),
+            certify=not args.no_certify,
+        )
+        bar.set(bar.total)
     if args.json:
         print_json(args, res.to_dict())
         return 0
@@ -148,11 +157,33 @@ def _proof_line(sol: dict[str, Any]) -> str:
     return f"proven (Krawczyk): the unique root in {balls}"
 
 
-def _progress() -> Any:
-    """The budget, then one status line per multi-start, on stderr when it is a terminal
-    (silent in pipes and logs, like the progress bars of certify, experiment and sweep)."""
-    import sys
+class _Starts:
+    """The design's status lines on the bar: each multi-start counts one (the phases' counts
+    add up), the other lines (the budget, the symmetries, the proofs) are written above it.
 
-    if not sys.stderr.isatty():
-        return None
-    return lambda line: print_stderr(f"design: {line}")
+    Without tqdm (a core install) the lines are printed at a terminal as they come."""
+
+    def __init__(self, bar: Any, enabled: bool | None) -> None:
+        from .._progress import progress_enabled
+
+        self.bar = bar
+        self.lines = not bar.drawn and progress_enabled(enabled)
+        self.offset = 0  # the multi-starts of the phases before this one
+        self.phase: tuple[str, int] | None = None
+
+    def __call__(self, line: str) -> None:
+        if self.lines:
+            print_stderr(f"design: {line}")
+        start = getattr(line, "start", None)
+        if start is None:
+            self.bar.write(f"design: {line}")
+            return
+        starts = int(getattr(line, "starts", 1))
+        phase = (str(getattr(line, "label", "")), starts)
+        if phase != self.phase or start == 1:
+            if self.phase is not None:
+                self.offset += self.phase[1]
+            self.phase = phase
+        self.bar.note(f"{phase[0]}, {getattr(line, 'found', 0)} solution(s)")
+        # before start k: k − 1 done in this phase; the total is what is known so far
+        self.bar.set(self.offset + start - 1, max(self.bar.total, self.offset + starts))

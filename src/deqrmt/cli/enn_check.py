@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from .._errors import InvalidArgument
@@ -18,7 +17,9 @@ from .._untrusted import decimal, integer
 from ._common import (
     add_command,
     add_json,
+    add_quiet,
     add_seed,
+    bar_enabled,
     print_json,
     require_validate_extra,
     validate_extra,
@@ -82,6 +83,7 @@ def _add(subparsers: Any, name: str, help: str) -> argparse.ArgumentParser:
     )
     add_seed(p, "seed of the data and the networks (≥ 0)")
     add_json(p)
+    add_quiet(p)
     return p
 
 
@@ -150,20 +152,18 @@ def run(args: argparse.Namespace) -> int:
     check_certificate_sizes(args.n, args.ratio, args.m, args.seed, design.kernel)
     deq = design.deq
     with validate_extra(NAME):
-        from tqdm import tqdm
-
+        from .._progress import progress_bar
         from ..validate._certificate import certify_design
 
         ns = list(args.n)
-        with tqdm(total=len(ns), desc="certificate", file=sys.stderr, disable=None) as bar:
+
+        def progress(label: str) -> None:
+            bar.note(label)
+            bar.advance()
+
+        with progress_bar(len(ns), "certificate", unit="n", enabled=bar_enabled(args)) as bar:
             res = certify_design(
-                deq,
-                design,
-                ns=ns,
-                ratio=args.ratio,
-                m=args.m,
-                seed=args.seed,
-                progress=lambda _m: bar.update(1),
+                deq, design, ns=ns, ratio=args.ratio, m=args.m, seed=args.seed, progress=progress
             )
     if args.json:
         print_json(args, res.to_dict())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 from ._common import (
@@ -13,6 +12,8 @@ from ._common import (
     add_force,
     add_json,
     add_plot,
+    add_quiet,
+    bar_enabled,
     print_json,
     print_stderr,
     validate_extra,
@@ -59,6 +60,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     add_json(p)
     add_plot(p, "write experiment.png into DIR, created if needed (default: no plot)")
     add_force(p)
+    add_quiet(p)
     return p
 
 
@@ -72,20 +74,19 @@ def run(args: argparse.Namespace) -> int:
     datasets = [d.strip() for d in args.dataset.split(",") if d.strip()]
     with validate_extra(NAME, ("sklearn",) if "digits" in datasets else ()):
         import torch
-        from tqdm import tqdm
 
+        from .._progress import progress_bar
         from ..validate._experiment import plot_experiment, run_experiment
 
         device = args.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        with tqdm(
-            total=len(datasets) * args.seeds, desc="experiment", file=sys.stderr, disable=None
-        ) as bar:
+        steps = len(datasets) * (1 + 3 * args.seeds)  # per dataset: the design, 3 models a seed
+        with progress_bar(steps, "experiment", unit="step", enabled=bar_enabled(args)) as bar:
             res = run_experiment(
                 args.deq, args.family, datasets=datasets, layers=args.layers,
                 sigma_a2=args.sigma_a2, m=args.m, seeds=args.seeds, n_train=args.n_train,
-                n_test=args.n_test, device=device, progress=lambda _msg: bar.update(1),
+                n_test=args.n_test, device=device, progress=bar,
             )  # fmt: skip
         summary = res.summary()
         if args.plot:
@@ -98,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(args, summary)
         return 0
+    print(settings_text(summary["settings"]))
     for ds, models in summary["datasets"].items():
         print(f"{ds}:")
         for model, v in models.items():
@@ -110,3 +112,25 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         print_stderr(f"wrote {summary['plot']}")
     return 0
+
+
+def settings_text(s: dict[str, Any]) -> str:
+    """What ran, before the results: widths, seeds, device, and each dataset's sizes."""
+    seeds = s["seeds"]
+
+    def span(v: list[int]) -> str:
+        return "none" if not v else f"{v[0]}" if len(v) == 1 else f"{v[0]}–{v[-1]}"
+
+    lines = [
+        f"settings: width m = {s['m']} (the DEQ and both ENNs), device {s['device']}, "
+        f"{s['dtype']}; design: {s['design']['starts']} multi-starts at {s['design']['dps']} "
+        "digits",
+        f"  seeds: {seeds} (data {span(s['data_seeds'])}, DEQ weights "
+        f"{span(s['deq_weight_seeds'])}, ENN weights {span(s['enn_weight_seeds'])})",
+    ]
+    for ds, d in s["datasets"].items():
+        lines.append(
+            f"  {ds}: n_train = {d['n_train']}, n_test = {d['n_test']}, p = {d['p']}, "
+            f"{d['classes']} classes, τ0 = {d['tau0']:.6g}, ENN depth {d['enn_layers']}"
+        )
+    return "\n".join(lines)

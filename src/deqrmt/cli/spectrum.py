@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import sys
 from typing import Any
 
 from .._errors import InvalidArgument, MissingExtra
@@ -23,7 +22,9 @@ from ._common import (
     add_mc,
     add_plot,
     add_problem,
+    add_quiet,
     add_seed,
+    bar_enabled,
     print_json,
     print_stderr,
     validate_extra,
@@ -122,6 +123,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_force(p)
     add_json(p)
+    add_quiet(p)
     return p
 
 
@@ -199,31 +201,29 @@ def _same_deq(given: str, theirs: str, path: str) -> None:
 
 
 def _compute(args: argparse.Namespace, data: str, mixture: Any, design: Any) -> Any:
+    from .._progress import progress_bar
     from ..validate._spectrum import spectrum
 
-    steps = 1 + (2 + (args.width is not None) + (design is not None) + 2 if args.mc else 0)
-    bar = None
-    if args.mc and sys.stderr.isatty():
-        from tqdm import tqdm
+    # the engine's steps: the predicted laws; with --mc the exact kernels, the DEQ of --width,
+    # the designed ENN, and the CK's and NTK's eigenvalues (only --mc takes long: a bar for it;
+    # one step fewer where the NTK diverges, and the bar then ends at the steps taken)
+    steps = 1 + (1 + (args.width is not None) + (design is not None) + 2 if args.mc else 0)
+    enabled = bar_enabled(args) if args.mc else False
+    with progress_bar(steps, f"spectrum {args.activation}", unit="step", enabled=enabled) as bar:
 
-        bar = tqdm(total=steps, file=sys.stderr, desc=f"spectrum {args.activation}", leave=False)
+        def progress(label: str) -> None:
+            bar.note(label)
+            bar.advance()
 
-    def progress(label: str) -> None:
-        if bar is not None:
-            bar.set_postfix_str(label)
-            bar.update(1)
-
-    try:
-        return spectrum(
+        report = spectrum(
             args.activation, data=data, n=args.n, d=args.d, mixture=mixture,
             sigma_a2=args.sigma_a2, sigma_b2=args.sigma_b2, mc=args.mc, width=args.width,
             seed=args.seed, device=args.device, max_ks=args.max_ks,
             max_spike_error=args.max_spike_error, points=args.points, enn=design,
             progress=progress,
         )  # fmt: skip
-    finally:
-        if bar is not None:
-            bar.close()
+        bar.set(bar.done, bar.done)
+        return report
 
 
 def _print(report: Any) -> None:

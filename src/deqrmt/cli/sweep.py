@@ -14,12 +14,20 @@ them before any work.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from .._errors import FileError, MissingExtra
 from .._text import print_stderr
-from ._common import add_command, add_device, add_force, add_json, add_plot, print_json
+from ._common import (
+    add_command,
+    add_device,
+    add_force,
+    add_json,
+    add_plot,
+    add_quiet,
+    bar_enabled,
+    print_json,
+)
 
 __all__ = ["NAME", "register", "run"]
 
@@ -98,6 +106,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="run the spec's stored failures again (default: a stored failure counts as done)",
     )
     add_json(p)
+    add_quiet(p)
     return p
 
 
@@ -121,26 +130,14 @@ def run(args: argparse.Namespace) -> int:
         check_plot_directory(args.plot, force=force)
     if args.export:
         check_export(args.export, force=force)
-    bar: Any = None
-    if sys.stderr.isatty() and not args.json:
-        try:
-            from tqdm import tqdm
-        except ImportError:  # no bar; the summary still comes
-            pass
-        else:
-            bar = tqdm(total=None, file=sys.stderr, desc="sweep", unit="task", leave=False)
+    from .._progress import progress_bar
 
     def progress(p: SweepProgress) -> None:
-        if bar is None:
-            return
-        if bar.total != p.submitted:
-            bar.reset(total=p.submitted)
-            bar.update(p.done)
-        else:
-            bar.update(p.done - bar.n)
-        bar.set_postfix(failed=p.failed, remaining=p.remaining, stored=p.already_stored + p.done)
+        # the tasks this run submits (the total is known once the store is read)
+        bar.note(f"failed={p.failed}, stored={p.already_stored + p.done}")
+        bar.set(p.done, p.submitted)
 
-    try:
+    with progress_bar(0, "sweep", unit="task", enabled=bar_enabled(args)) as bar:
         result = run_sweep(
             spec,
             store=args.store,
@@ -150,9 +147,6 @@ def run(args: argparse.Namespace) -> int:
             retry_failed=args.retry_failed,
             progress=progress,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     plots: list[str] = []
     if args.plot and not result.interrupted:
         try:

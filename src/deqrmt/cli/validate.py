@@ -9,7 +9,6 @@ as one line, exit 2).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ._common import (
@@ -19,7 +18,9 @@ from ._common import (
     add_json,
     add_plot,
     add_problem,
+    add_quiet,
     add_seed,
+    bar_enabled,
     names,
     sample_sizes,
     validate_extra,
@@ -99,6 +100,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     add_json(p)
     add_plot(p, "write PNG figures into DIR, created if needed (default: no plots)")
     add_force(p)
+    add_quiet(p)
     p.add_argument(
         "--no-mc",
         action="store_true",
@@ -133,9 +135,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
 
 def run_validate(args: argparse.Namespace) -> int:
     """Run the sweep described by ``args``; print the table or JSON; write plots."""
-    from tqdm import tqdm
-
     from .._io import write_directory
+    from .._progress import progress_bar
     from .._text import print_stderr
     from ..symbolic import get_activation
     from ..validate._plots import write_plots
@@ -168,18 +169,13 @@ def run_validate(args: argparse.Namespace) -> int:
 
         names = ("errors.png", f"spectrum_n{max(config.ns)}.png")
         check_plot_target(args.plot, names, force=getattr(args, "force", False))
-    bar_off = not sys.stderr.isatty()  # a bar in a log file is noise; errors stay one line
-    with tqdm(
-        total=config.steps(),
-        file=sys.stderr,
-        desc=f"validate {args.activation}",
-        leave=False,
-        disable=bar_off,
-    ) as bar:
+    # a bar only at a terminal: in a log file it is noise, and errors stay one line
+    desc = f"validate {args.activation}"
+    with progress_bar(config.steps(), desc, unit="step", enabled=bar_enabled(args)) as bar:
 
         def progress(label: str) -> None:
-            bar.set_postfix_str(label)
-            bar.update(1)
+            bar.note(label)
+            bar.advance()
 
         result = run_validation(config, progress=progress)
     if args.json:

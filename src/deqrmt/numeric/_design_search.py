@@ -36,6 +36,7 @@ __all__ = [
     "MAX_WORK",
     "OutOfBudget",
     "SearchBudget",
+    "MultiStart",
     "expand",
     "jacobian",
     "multistart",
@@ -264,6 +265,24 @@ def _free(
     return lambda free: full(expand(free, fixed, n))
 
 
+class MultiStart(str):
+    """The line ``progress`` gets before each multi-start (``"probe: multi-start 2/4 (1
+    solution(s) so far)"``), with its parts as attributes for a bar: ``label`` (the phase),
+    ``start`` (1-based), ``starts`` (of the phase) and ``found`` (solutions so far)."""
+
+    label: str
+    start: int
+    starts: int
+    found: int
+
+    def __new__(cls, label: str, start: int, starts: int, found: int) -> MultiStart:
+        line = super().__new__(
+            cls, f"{label}: multi-start {start}/{starts} ({found} solution(s) so far)"
+        )
+        line.label, line.start, line.starts, line.found = label, start, starts, found
+        return line
+
+
 def multistart(
     ctx: Any,
     residual: Callable[[Any], Callable[[list[Any]], list[Any]]],
@@ -288,7 +307,7 @@ def multistart(
     found: list[tuple[list[Any], Any]] = []
     for i in range(starts):
         if progress is not None:
-            progress(f"{label}: multi-start {i + 1}/{starts} ({len(found)} solution(s) so far)")
+            progress(MultiStart(label, i + 1, starts, len(found)))
         x0 = [t for l in range(layers) for t in sample()]
         try:
             free, norm = _solve_start(ctx, residual, x0, fixed, n, tol)

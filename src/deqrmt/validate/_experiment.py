@@ -32,6 +32,11 @@ from ._pointwise import CenteredActivation
 
 __all__ = ["Dataset", "load_dataset", "ExperimentResult", "run_experiment", "enn_features"]
 
+#: The seeds of seed s: data s, the DEQ's weights DEQ_SEED + s, the ENNs' ENN_SEED + s.
+DEQ_SEED, ENN_SEED = 1000, 2000
+#: Multi-starts of each dataset's design (seed 0).
+DESIGN_STARTS = 8
+
 
 @dataclasses.dataclass(frozen=True)
 class Dataset:
@@ -148,9 +153,11 @@ class ExperimentResult:
 
     inputs: dict[str, Any]
     results: dict[str, dict[str, dict[str, list[float]]]]  # dataset → model → {accuracy, seconds}
+    #: what ran: the width m, the seeds, the device and per dataset the sizes actually drawn
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"inputs": self.inputs, "datasets": {}}
+        out: dict[str, Any] = {"inputs": self.inputs, "settings": self.settings, "datasets": {}}
         for ds, models in self.results.items():
             out["datasets"][ds] = {
                 model: {
@@ -180,20 +187,33 @@ def run_experiment(
     n_train: int = 1000,
     n_test: int = 500,
     device: str = "cpu",
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ExperimentResult:
-    """Run (a) DEQ, (b) designed ENN, (c) naive ENN on each dataset for ``seeds`` seeds."""
+    """Run (a) DEQ, (b) designed ENN, (c) naive ENN on each dataset for ``seeds`` seeds.
+
+    ``progress(done, total)`` is called after each step: per dataset the design, then the three
+    models' features and fits for every seed (``total`` = datasets × (1 + 3 · seeds)).
+    """
     from ..numeric import design_enn, explicit_coefficients
     from ..symbolic import get_activation
 
     dt = torch.float64
     results: dict[str, dict[str, dict[str, list[float]]]] = {}
     designs: dict[str, Any] = {}
+    sizes: dict[str, dict[str, Any]] = {}
+    total, done = len(datasets) * (1 + 3 * seeds), 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
     for ds_name in datasets:
         data0 = load_dataset(ds_name, n_train=n_train, n_test=n_test, seed=0)
         tau0 = float(data0.tau0)  # exact as its shortest repr (DEQProblem)
         design = design_enn(
-            deq, family, layers=layers, sigma_a2=sigma_a2, tau0=tau0, dps=20, starts=8
+            deq, family, layers=layers, sigma_a2=sigma_a2, tau0=tau0, dps=20, starts=DESIGN_STARTS
         )
         coeffs = design.deq  # the DEQ the design was solved against: computed once
         sol = design.solutions[0]
@@ -203,6 +223,8 @@ def run_experiment(
             for layer in sol.params
         ]
         depth = design.layers
+        sizes[ds_name] = _sizes(data0) | {"tau0": tau0, "enn_layers": depth}
+        step()
         enn_coeffs = explicit_coefficients(fam_acts, tau0=tau0, dps=20)
         enn_acts = [
             CenteredActivation.from_activation(a, float(layer["center"].value))
@@ -226,7 +248,13 @@ def run_experiment(
             ntr = data.X_train.shape[1]
             t = time.perf_counter()
             w = DeqWeights.draw(
-                m, X.shape[0], sigma_a2=sa2, sigma_b2=sb2, seed=1000 + seed, device=device, dtype=dt
+                m,
+                X.shape[0],
+                sigma_a2=sa2,
+                sigma_b2=sb2,
+                seed=DEQ_SEED + seed,
+                device=device,
+                dtype=dt,
             )
             F = solve_deq(w, deq_act, X, max_iter=1000).Z
             _sync(device)
@@ -234,23 +262,41 @@ def run_experiment(
             per_model["deq"]["accuracy"].append(
                 _ridge_accuracy(F[:, :ntr], data.y_train, F[:, ntr:], data.y_test)
             )
+            step()
             for model, acts in (("designed_enn", enn_acts), ("naive_enn", naive_acts)):
                 t = time.perf_counter()
-                F = enn_features(acts, X, m, seed=2000 + seed)
+                F = enn_features(acts, X, m, seed=ENN_SEED + seed)
                 _sync(device)
                 per_model[model]["seconds"].append(time.perf_counter() - t)
                 per_model[model]["accuracy"].append(
                     _ridge_accuracy(F[:, :ntr], data.y_train, F[:, ntr:], data.y_test)
                 )
-            if progress is not None:
-                progress(f"{ds_name} seed {seed}")
+                step()
         results[ds_name] = per_model
     inputs = {
         "deq": deq, "family": family, "layers": layers, "sigma_a2": sigma_a2, "m": m, "seeds": seeds,
         "n_train": n_train, "n_test": n_test, "device": device, "datasets": list(datasets),
         "designs": designs,
     }  # fmt: skip
-    return ExperimentResult(inputs, results)
+    settings = {
+        "m": m, "seeds": seeds, "data_seeds": list(range(seeds)),
+        "deq_weight_seeds": [DEQ_SEED + s for s in range(seeds)],
+        "enn_weight_seeds": [ENN_SEED + s for s in range(seeds)],
+        "design": {"starts": DESIGN_STARTS, "seed": 0, "dps": 20},
+        "device": str(device), "dtype": "float64", "datasets": sizes,
+    }  # fmt: skip
+    return ExperimentResult(inputs, results, settings)
+
+
+def _sizes(data: Dataset) -> dict[str, Any]:
+    """The sizes actually drawn (a dataset smaller than asked for gives fewer samples)."""
+    classes = np.unique(np.concatenate([data.y_train, data.y_test]))
+    return {
+        "n_train": int(data.X_train.shape[1]),
+        "n_test": int(data.X_test.shape[1]),
+        "p": int(data.X_train.shape[0]),
+        "classes": int(classes.size),
+    }
 
 
 def _exact_decimal(text: str) -> Any:

@@ -18,14 +18,15 @@ has the same bytes for any number of workers.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from .._arguments import integer
+from .._arguments import integer, show
 from .._errors import InvalidArgument
 from ._exact import TILE, KernelEngine, _sq_norms, diagonal_kernel, ntk_limit
 from ._pointwise import CenteredActivation
@@ -115,7 +116,7 @@ def kernels(
     device: str | torch.device = "auto",
     method: str = "auto",
     tol: float = 1e-13,
-    progress: Callable[[int, int], None] | None = None,
+    progress: bool | Callable[[int, int], None] | None = None,
     tile: int = TILE,
 ) -> Any:
     r"""The DEQ's exact infinite-width CK G* or NTK K* between the rows of X1 and X2.
@@ -131,8 +132,10 @@ def kernels(
         2024 theorems use the c that centres φ at τ* (see :func:`equivalent_kernels`).
       device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``.
       method, tol: see :func:`deqrmt.validate.exact_kernels`.
-      progress: called as ``progress(done, total)`` after every tile (``total`` tiles; the
-        calls come one at a time, from the worker threads, with ``done`` increasing).
+      progress: True for a progress bar over the tiles on stderr (a notebook's bar in Jupyter;
+        ``DEQRMT_NO_PROGRESS=1`` turns it off); None or False (default) for none; or a callable,
+        called as ``progress(done, total)`` after every tile (``total`` tiles; the calls come one
+        at a time, from the worker threads, with ``done`` increasing).
       tile: the side of the tiles the pairs are cut into, 1 to 2048 (a tuning knob, see
         :func:`kernel_tiles`; results agree to rounding).
 
@@ -166,6 +169,7 @@ def kernels(
 
     if kind not in ("ck", "ntk"):
         raise InvalidArgument(f"kind must be 'ck' or 'ntk', got kind={kind!r}.")
+    _progress_argument(progress)
     tile = integer(tile, "tile", lo=1, hi=MAX_TILE)
     trainable = tuple(trainable)
     a2, b2 = sigmas(sigma_a2, sigma_b2)
@@ -207,14 +211,37 @@ def kernels(
             diag = torch.as_tensor(k_diag)
         elif kind == "ntk":
             engine.diagonal(every=True)  # the univariate Ġ ≥ 1 check, X2's samples included
-        fill = _TileFiller(
-            engine, torch.from_numpy(out), None if kind == "ck" else trainable, diag,
-            len(tiles), progress,
-        )  # fmt: skip
-        run_tiles(fill, tiles, tile_workers(dev))
+        with _tile_progress(progress, len(tiles)) as tick:
+            fill = _TileFiller(
+                engine, torch.from_numpy(out), None if kind == "ck" else trainable, diag,
+                len(tiles), tick,
+            )  # fmt: skip
+            run_tiles(fill, tiles, tile_workers(dev))
     if torch_in:
         return torch.as_tensor(out).to(out_device)
     return out
+
+
+def _progress_argument(progress: Any) -> None:
+    """``progress`` is True, False, None or a callable ``progress(done, total)``."""
+    if not (progress is None or isinstance(progress, bool) or callable(progress)):
+        raise InvalidArgument(
+            f"progress={show(progress)}: expected True (a progress bar), False or None (none), "
+            "or a function called as progress(done, total)."
+        )
+
+
+@contextlib.contextmanager
+def _tile_progress(progress: Any, total: int) -> Iterator[Callable[[int, int], None] | None]:
+    """The tiles' callback: a bar for ``progress=True`` (closed on the way out), the caller's
+    callable as it is, or None."""
+    if progress is True:
+        from .._progress import progress_bar
+
+        with progress_bar(total, "kernels", unit="tile", enabled=True) as bar:
+            yield bar
+    else:
+        yield progress or None
 
 
 def kernel_tiles(n1: int, n2: int | None, tile: int = TILE) -> list[Tile]:
