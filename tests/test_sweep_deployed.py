@@ -275,3 +275,127 @@ def test_run_sweep_in_a_fresh_process_whatever_started_first(
     out, err = driver.communicate((address + "\n").encode(), timeout=300)
     assert driver.returncode == 0, err.decode(errors="replace")[-3000:]
     assert out.decode().splitlines() == ["result 3 3 True"]
+
+
+# ---------------------------------------------------------------------------
+# docs/deploy.md's SLURM recipe (dask-jobqueue), run as written
+# ---------------------------------------------------------------------------
+
+DEPLOY = REPO / "docs" / "deploy.md"
+
+
+def _recipe() -> tuple[str, str]:
+    """The two Python blocks of docs/deploy.md: describe the jobs; submit them and sweep."""
+    blocks = re.findall(r"```python\n(.*?)```", DEPLOY.read_text(), flags=re.S)
+    assert len(blocks) == 2, blocks
+    return blocks[0], blocks[1]
+
+
+def _jobqueue_env(tmp_path: Path) -> dict[str, str]:
+    env = _env()
+    # the recipe's scheduler serves its dashboard at a port the OS chooses, not 8787
+    env["DASK_JOBQUEUE__SLURM__SCHEDULER_OPTIONS"] = '{"dashboard_address": ":0"}'
+    return env
+
+
+def test_slurm_recipe_writes_the_job_script_it_promises(tmp_path: Path) -> None:
+    """The first block, as written, with no SLURM here: a SLURMCluster and its job script, whose
+    workers are single-threaded processes with 1/16 of the job's memory each."""
+    pytest.importorskip("dask_jobqueue")
+    describe, _ = _recipe()
+    done = subprocess.run(
+        [sys.executable, "-c", describe + "\ncluster.close()\n"],
+        capture_output=True, env=_jobqueue_env(tmp_path), cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    script = done.stdout.decode()
+    for line in ("#SBATCH -p normal", "#SBATCH -A myproject", "#SBATCH --cpus-per-task=16",
+                 "#SBATCH -t 02:00:00"):  # fmt: skip
+        assert line in script.splitlines(), (line, script)
+    worker = next(ln for ln in script.splitlines() if "distributed.cli.dask_worker" in ln)
+    args = worker.split()
+    assert args[0] == sys.executable  # the login node's Python, as the page says
+    assert args[args.index("--nthreads") + 1] == "1"
+    assert args[args.index("--nworkers") + 1] == "16"
+    # 64 GB / 16 workers = 4e9 bytes = 3.73 GiB each
+    assert args[args.index("--memory-limit") + 1] == f"{64e9 / 16 / 2**30:.2f}GiB"
+
+
+#: Stand-ins for SLURM's commands: ``sbatch SCRIPT`` runs a copy of the job script here, in a
+#: session of its own, and prints what sbatch prints; ``scancel ID`` kills that session.
+SBATCH = """#!/bin/bash
+set -e
+jobs="$(dirname "$0")/../jobs"
+copy="$jobs/job-$(ls "$jobs" | wc -l).sh"
+cp "$1" "$copy"
+setsid bash "$copy" > "$copy.log" 2>&1 < /dev/null &
+echo "$!" >> "$jobs/../job-ids"
+echo "Submitted batch job $!"
+"""
+SCANCEL = """#!/bin/bash
+kill -KILL -- "-$1" 2>/dev/null || true
+"""
+
+
+@pytest.mark.slow  # 15–30 s on 2 busy cores: a SLURMCluster, one job of two workers, a sweep
+def test_slurm_recipe_runs_a_sweep_on_its_jobs(tmp_path: Path) -> None:
+    """Both blocks as written, but for the size (one job of two workers) and with sbatch and
+    scancel stand-ins that run the job script on this machine: the sweep completes on the
+    jobs' workers, and closing the cluster cancels the job."""
+    pytest.importorskip("dask_jobqueue")
+    describe, submit = _recipe()
+    for old, new in (("cores=16,", "cores=2,"), ("processes=16,", "processes=2,"),
+                     ('memory="64GB",', 'memory="4GB",')):  # fmt: skip
+        describe = _edit(describe, old, new)
+    submit = _edit(submit, "cluster.scale(jobs=4)", "cluster.scale(jobs=1)")
+    submit = _edit(submit, "cluster.wait_for_workers(16)", "cluster.wait_for_workers(2, 120)")
+    bin_dir, jobs = tmp_path / "bin", tmp_path / "jobs"
+    bin_dir.mkdir()
+    jobs.mkdir()
+    for name, text in (("sbatch", SBATCH), ("scancel", SCANCEL)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    (tmp_path / "spec.toml").write_text(SPEC_3)
+    env = _jobqueue_env(tmp_path)
+    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+    driver = subprocess.Popen(
+        [sys.executable, "-c", describe + submit],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path,
+        start_new_session=True,
+    )  # fmt: skip
+    ids = tmp_path / "job-ids"
+    try:
+        out, err = driver.communicate(timeout=600)
+        assert driver.returncode == 0, err.decode()[-3000:]
+        assert "#SBATCH --cpus-per-task=2" in out.decode()
+        assert re.search(r"^total +3 +3 +0 +0 ", out.decode(), flags=re.M), out.decode()
+        with ResultStore(tmp_path / "spec.sqlite", create=False) as st:
+            records = st.records()
+        assert len(records) == 3 and all(r.ok for r in records)
+        # one job submitted; cancelled by cluster.close(): its workers are gone
+        (job,) = [int(x) for x in ids.read_text().split()]
+        _wait_for(lambda: not _alive(job), 60, "the cancelled job's processes to end")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+        for job in [int(x) for x in ids.read_text().split()] if ids.exists() else []:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(job, signal.SIGKILL)
+            _wait_for(lambda: not _alive(job), 60, "the job's processes to end")  # noqa: B023
+
+
+def _edit(block: str, old: str, new: str) -> str:
+    assert block.count(old) == 1, f"docs/deploy.md no longer has {old!r} once"
+    return block.replace(old, new)
+
+
+def _alive(group: int) -> bool:
+    """Whether process group ``group`` (a stand-in job, not our child: it cannot be waited
+    for) still has a process; one that has exited but is not reaped yet counts as gone."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == group and fields[0] != "Z":
+                return True
+    return False
