@@ -136,7 +136,7 @@ def _stored(store: Path) -> list[tuple[Any, ...]]:
         return []
 
 
-# 20–30 s on 2 busy cores (two worker processes with nannies, 18 tasks, one SIGKILL)
+# 25–36 s on 2 cores at load average 7–12 (two workers with nannies, 18 tasks, one SIGKILL)
 def test_deqrmt_sweep_on_dask_scheduler_survives_a_killed_worker(
     tmp_path: Path, procs: list[subprocess.Popen[bytes]]
 ) -> None:
@@ -293,7 +293,7 @@ def _recipe() -> tuple[str, str]:
     return blocks[0], blocks[1]
 
 
-def _jobqueue_env(tmp_path: Path) -> dict[str, str]:
+def _jobqueue_env() -> dict[str, str]:
     env = _env()
     # the recipe's scheduler serves its dashboard at a port the OS chooses, not 8787
     env["DASK_JOBQUEUE__SLURM__SCHEDULER_OPTIONS"] = '{"dashboard_address": ":0"}'
@@ -307,7 +307,7 @@ def test_slurm_recipe_writes_the_job_script_it_promises(tmp_path: Path) -> None:
     describe, _ = _recipe()
     done = subprocess.run(
         [sys.executable, "-c", describe + "\ncluster.close()\n"],
-        capture_output=True, env=_jobqueue_env(tmp_path), cwd=tmp_path, timeout=300,
+        capture_output=True, env=_jobqueue_env(), cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     script = done.stdout.decode()
@@ -358,7 +358,7 @@ def test_slurm_recipe_runs_a_sweep_on_its_jobs(tmp_path: Path) -> None:
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     (tmp_path / "spec.toml").write_text(SPEC_3)
-    env = _jobqueue_env(tmp_path)
+    env = _jobqueue_env()
     env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
     driver = subprocess.Popen(
         [sys.executable, "-c", describe + submit],
