@@ -62,7 +62,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _load import Load, add_force_flag, load_line, ratio_text, withheld  # noqa: E402
 
-from deqrmt.sweep import QUIET_DASK, embedded_cluster, execute, parse_spec, run_sweep  # noqa: E402
+from deqrmt.sweep import embedded_cluster, execute, parse_spec, run_sweep  # noqa: E402
 
 ACTIVATIONS = ["x*sigmoid(4*x)", "x*sigmoid(8*x)", "log(1+exp(4*x))/4", "log(1+exp(8*x))/8"]
 SIGMA_A2 = ["0.15", "0.25", "0.35", "0.45"]
@@ -188,7 +188,6 @@ def main(argv: list[str] | None = None) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    import dask
     from distributed import Client
 
     print(load_line("before"))
@@ -199,7 +198,6 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with (
             tempfile.TemporaryDirectory() as tmp,
-            dask.config.set(QUIET_DASK),
             Client(cluster, set_as_default=False) as client,
             ctx.Manager() as manager,
             ProcessPoolExecutor(

@@ -3,7 +3,7 @@
 * :func:`embedded_cluster` builds the cluster: a scheduler on 127.0.0.1 and one single-threaded
   worker process per core, none of them with an HTTP server (:mod:`._quiet`: no dashboard, no
   metrics, no port 8787 or any other fixed port, so no "port in use" warning when a Jupyter
-  cluster runs next to it), with the :data:`QUIET_DASK` settings.
+  cluster runs next to it), with the :data:`QUIET_DASK` settings (:func:`quiet_servers`).
 * :func:`launched_cluster` is how :func:`deqrmt.sweep.run_sweep` starts it: in a separate
   process (``python -m deqrmt.sweep._launch``) in **a process group of its own**.  A Ctrl-C on
   the terminal goes to the foreground process group, so it reaches the driver alone, at any
@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -47,6 +48,7 @@ __all__ = [
     "embedded_cluster",
     "launched_cluster",
     "quiet_dask",
+    "quiet_servers",
     "require_distributed",
     "wait_reachable",
 ]
@@ -61,8 +63,8 @@ READY = "deqrmt-cluster "
 #: The module the launcher process runs (``python -P -m LAUNCHER``).
 LAUNCHER = "deqrmt.sweep._launch"
 
-#: Dask settings of the embedded cluster (and of every client this module opens).  It has no
-#: dashboard, so nobody reads the workers' statistical profiles or the system monitor's series;
+#: Dask settings of the embedded cluster's scheduler and workers (:func:`quiet_servers`).  It has
+#: no dashboard, so nobody reads the workers' statistical profiles or the system monitor's series;
 #: at their defaults (a stack sample every 10 ms, a tick every 20 ms and a memory poll every
 #: 100 ms in every server) they cost an idle 2-worker cluster ~20% of a core, taken from the
 #: tasks on a 2-core machine.  Slower ticks and polls only make warnings and the nanny's
@@ -104,6 +106,24 @@ def quiet_dask() -> Iterator[None]:
         finally:
             for lg, level in zip(loggers, levels, strict=True):
                 lg.setLevel(level)
+
+
+@contextlib.contextmanager
+def quiet_servers() -> Iterator[dict[str, Any]]:
+    """:data:`QUIET_DASK` in force while a cluster's servers are made (Dask's servers read these
+    settings when constructed); yields the whole configuration so, for the nannies to hand on to
+    their worker processes.  The caller's settings are restored afterwards.
+
+    ``distributed`` is imported first: on its way out ``dask.config.set`` deletes every key that
+    was absent on its way in, so, entered before the import that adds the ``distributed``
+    section, it would take that whole section away (a client then fails with
+    ``KeyError: 'distributed'``).  With the section present it only restores old values.
+    """
+    import dask
+
+    require_distributed()
+    with dask.config.set(QUIET_DASK):
+        yield copy.deepcopy(dask.config.config)
 
 
 # ---------------------------------------------------------------------------
@@ -211,8 +231,6 @@ def embedded_cluster(workers: int | None = None, gpus: int = 0) -> Any:
     Start one yourself to run several sweeps on the same warm workers:
     ``with embedded_cluster() as c: run_sweep(spec, scheduler=c.scheduler_address)``.
     """
-    import dask
-
     distributed = require_distributed()
     from distributed.system import MEMORY_LIMIT
 
@@ -228,20 +246,21 @@ def embedded_cluster(workers: int | None = None, gpus: int = 0) -> Any:
         "worker_class": QuietWorker,
         "memory_limit": max(1, MEMORY_LIMIT // n_workers),
     }
-    specs = {}
-    for i in range(n_workers):
-        options: dict[str, Any] = dict(base)
-        if i < gpus:
-            options.update(resources={"GPU": 1}, env={"CUDA_VISIBLE_DEVICES": str(i)})
-        specs[f"gpu-{i}" if i < gpus else f"cpu-{i}"] = {
-            "cls": distributed.Nanny,
-            "options": options,
-        }
     scheduler = {
         "cls": QuietScheduler,
         "options": {"host": "127.0.0.1", "port": 0, "dashboard": False, "dashboard_address": None},
     }
-    with dask.config.set(QUIET_DASK), quiet_dask():
+    with quiet_servers() as config, quiet_dask():
+        specs = {}
+        for i in range(n_workers):
+            # the nanny passes ``config`` to its worker process (also to one it restarts)
+            options: dict[str, Any] = dict(base, config=config)
+            if i < gpus:
+                options.update(resources={"GPU": 1}, env={"CUDA_VISIBLE_DEVICES": str(i)})
+            specs[f"gpu-{i}" if i < gpus else f"cpu-{i}"] = {
+                "cls": distributed.Nanny,
+                "options": options,
+            }
         return distributed.SpecCluster(
             workers=specs, scheduler=scheduler, silence_logs=logging.ERROR
         )

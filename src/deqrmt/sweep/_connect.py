@@ -13,7 +13,6 @@ from .._errors import InvalidArgument, SchedulerError
 from .._text import one_line
 from ._cluster import (
     CLOSE_TIMEOUT,
-    QUIET_DASK,
     launched_cluster,
     quiet_dask,
     require_distributed,
@@ -21,7 +20,7 @@ from ._cluster import (
 )
 from ._signals import deferred_interrupts, phase
 
-__all__ = ["CONNECT_TIMEOUT", "WORKER_WAIT", "connect", "dask_config", "local_gpus", "torch_device"]
+__all__ = ["CONNECT_TIMEOUT", "WORKER_WAIT", "connect", "local_gpus", "torch_device"]
 
 #: Seconds to wait for an external scheduler to answer, and for its first workers to connect.
 CONNECT_TIMEOUT = 30
@@ -42,10 +41,15 @@ def local_gpus() -> int:
 @contextlib.contextmanager
 def _client(address: str, what: str) -> Iterator[Any]:
     """A Dask client of ``address``, connected and closed with Ctrl-C deferred (a client cut in
-    half keeps its event loop thread alive past the end of the process)."""
+    half keeps its event loop thread alive past the end of the process).
+
+    No Dask settings are changed around it: the quiet settings concern the servers (the
+    embedded cluster's, set where they are made), and a ``dask.config.set`` context entered
+    before ``import distributed`` would delete, on its way out, the defaults that import added.
+    """
     client = None
     try:
-        with deferred_interrupts(), dask_config():
+        with deferred_interrupts():
             phase("client-connecting")
             from ._quiet import SweepClient
 
@@ -71,13 +75,6 @@ def _client(address: str, what: str) -> Iterator[Any]:
                 with contextlib.suppress(Exception):
                     client.close(timeout=CLOSE_TIMEOUT)
                 phase("client-closed")
-
-
-def dask_config() -> Any:
-    """:data:`QUIET_DASK` for the clients this module opens."""
-    import dask
-
-    return dask.config.set(QUIET_DASK)
 
 
 @contextlib.contextmanager

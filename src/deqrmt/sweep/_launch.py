@@ -48,10 +48,13 @@ def main(argv: list[str] | None = None) -> int:
 
     import dask
 
-    from ._cluster import CLOSE_TIMEOUT, READY, embedded_cluster
+    from ._cluster import CLOSE_TIMEOUT, QUIET_DASK, READY, embedded_cluster, require_distributed
 
-    dask.config.set({"temporary-directory": args.scratch})
     try:
+        # This process holds the cluster and nothing else: its settings are set for good (the
+        # scheduler here reads some of them after it is made, not only while it is made).
+        require_distributed()
+        dask.config.set({"temporary-directory": args.scratch, **QUIET_DASK})
         cluster = embedded_cluster(args.workers, args.gpus)
     except Exception as e:  # reported to the driver, which names it in a SchedulerError
         print(READY + json.dumps({"error": f"{type(e).__name__}: {e}"[:500]}), flush=True)
