@@ -15,7 +15,8 @@ of them after the first tile has started; each must end with the script's own
 shell reports as 130, or 1), never −6.  The console command ``deqrmt spectrum --mc`` likewise
 ends with its one line ``deqrmt: interrupted`` and exit 130.  No assertion depends on machine
 speed: the signal is timed from markers the script prints, and the work is repeated so that
-the signal always lands inside it.  The slow tests take ~3 min on 2 busy cores.
+the signal always lands inside it.  The slow tests take ~3 min on 2 busy cores; the default
+suite keeps one subprocess, a script whose tiles run torch directly (a few seconds).
 """
 
 from __future__ import annotations
@@ -309,6 +310,36 @@ def _interrupt(tmp_path: Path, script: str, args: list[str], marker: str, delay:
     assert b"done" not in out
     assert stderr.rstrip().endswith("KeyboardInterrupt"), stderr[-2000:]
     assert 'user_script.py", line' in stderr, stderr[-2000:]  # the user's own frame
+
+
+TORCH_TILES_SCRIPT = """\
+import torch
+from deqrmt.validate._tiles import run_tiles
+
+torch.set_num_threads(1)
+a = torch.randn(256, 256, dtype=torch.float64)
+first = [True]
+
+
+def one(t):  # each tile stays inside torch (matrix products, tanh) most of its time
+    if first[0]:
+        first[0] = False
+        print("tiles", flush=True)
+    x = a
+    for _ in range(5):
+        x = torch.tanh(x @ a) * 0.1
+
+
+print("calling", flush=True)
+run_tiles(one, [(i, i + 1, i, i + 1) for i in range(10**6)], 2)
+print("done", flush=True)
+"""
+
+
+def test_ctrl_c_in_a_script_whose_tiles_run_torch(tmp_path):
+    """The default suite's guard (a few seconds): SIGINT while two workers are inside torch.
+    Before the workers were joined, this script aborted (−6) every time."""
+    _interrupt(tmp_path, TORCH_TILES_SCRIPT, [], "tiles", 0.2)
 
 
 #: SIGINT 1 s after the call, then at seeded random moments after the first tile began
