@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 from deqrmt.validate import _tiles  # noqa: E402
 from deqrmt.validate._tiles import raise_if_stopped, run_tiles  # noqa: E402
@@ -196,6 +196,43 @@ def test_interpreter_shutdown_stops_a_run_on_another_thread():
         th.join(PATIENCE)
     assert not th.is_alive()
     assert len(result) == 1 and isinstance(result[0], RuntimeError), result
+
+
+def test_the_quadrature_fallback_stops_between_chunks(monkeypatch):
+    """The nested quadrature of the pairs near |ρ| = 1 (~0.1 s a pair) checks the stop flag
+    between chunks: a tile of 4000 such pairs (minutes) leaves at its next chunk."""
+    from deqrmt.symbolic import get_activation
+    from deqrmt.validate import _bivariate
+    from deqrmt.validate._pointwise import CenteredActivation
+
+    act = CenteredActivation.from_activation(get_activation("tanh"), 0.0)
+    q = torch.ones(2, dtype=torch.float64)
+    fallback = _bivariate.Conditional(act, q)
+    pairs = 4000
+    i, j = torch.zeros(pairs, dtype=torch.long), torch.ones(pairs, dtype=torch.long)
+    lam = torch.full((pairs,), 0.99, dtype=torch.float64)
+    started = threading.Event()
+    stopped: list[str] = []
+    real = _bivariate.raise_if_stopped
+
+    def watched() -> None:
+        try:
+            real()
+        except _tiles.TilesStopped:
+            stopped.append(threading.current_thread().name)
+            raise
+
+    def one(t):
+        started.set()
+        fallback.pairs(i, j, lam)
+
+    monkeypatch.setattr(_bivariate, "raise_if_stopped", watched)
+    helper = _interrupt_main_when(started)
+    with pytest.raises(KeyboardInterrupt):
+        run_tiles(one, [(0, 1, 0, 1), (1, 2, 1, 2)], 2)
+    helper.join(PATIENCE)
+    assert not _tile_threads()
+    assert stopped, "no worker stopped at a chunk boundary"
 
 
 def test_a_completed_run_returns_every_tile():

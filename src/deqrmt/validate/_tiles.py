@@ -9,6 +9,7 @@ Gram matrix XᵀX is written into the output's buffer by a symmetric rank-k upda
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -103,7 +104,8 @@ def _register_atexit() -> None:
         _atexit_registered = True
     register = getattr(threading, "_register_atexit", None)
     if register is not None:
-        register(_stop_all_runs)
+        with contextlib.suppress(RuntimeError):  # shutdown has begun: nothing left to stop
+            register(_stop_all_runs)
 
 
 def run_tiles(one: Callable[[Tile], None], tiles: list[Tile], workers: int) -> None:
