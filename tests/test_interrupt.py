@@ -15,7 +15,7 @@ of them after the first tile has started; each must end with the script's own
 shell reports as 130, or 1), never −6.  The console command ``deqrmt spectrum --mc`` likewise
 ends with its one line ``deqrmt: interrupted`` and exit 130.  No assertion depends on machine
 speed: the signal is timed from markers the script prints, and the work is repeated so that
-the signal always lands inside it.  The slow tests take ~3 min on 2 busy cores; the default
+the signal always lands inside it.  The slow tests take 3–5 min on 2 busy cores; the default
 suite keeps one subprocess, a script whose tiles run torch directly (a few seconds).
 """
 
