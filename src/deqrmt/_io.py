@@ -14,6 +14,11 @@
 
 Every refusal or failure is a :class:`deqrmt.FileError` whose message names the path and the
 remedy; nothing has been changed when it is raised.
+
+Every command checks its targets before it starts working (:func:`check_output` for a file,
+:func:`check_directory` for a ``--plot`` directory): the rules above, and a directory in which
+a file can actually be created (a probe file is made and removed; permission bits alone do not
+say so for root, a read-only mount or /proc).
 """
 
 from __future__ import annotations
@@ -76,28 +81,64 @@ def _refuse_existing(path: str, *, force: bool) -> os.stat_result | None:
             "give the path of a file to create."
         )
     if not force:
-        raise FileError(f"refusing to overwrite {path!r}: it exists; pass force=True to replace it.")
+        raise FileError(
+            f"refusing to overwrite {path!r}: it exists; pass force=True to replace it."
+        )
     return st
 
 
 def check_output(path: str | os.PathLike[str], *, force: bool = False) -> None:
     """Raise :class:`FileError` now if :func:`write_output` would refuse ``path`` (so that a
-    long computation is not wasted on an output that cannot be written)."""
+    long computation is not wasted on an output that cannot be written): a link, a device, a
+    FIFO, a directory, a file without ``force``, or a directory that is missing or in which no
+    file can be created."""
     name = os.fspath(path)
     if name != STDOUT:
+        if not name or "\x00" in name:
+            raise FileError(f"invalid output path {name!r}.")
         _refuse_existing(name, force=force)
         directory = os.path.dirname(os.path.abspath(name))
         if not os.path.isdir(directory):
             raise FileError(f"cannot write {name!r}: the directory {directory!r} does not exist.")
+        _probe(directory, name)
 
 
 def check_directory(directory: str | os.PathLike[str]) -> None:
-    """Raise :class:`FileError` unless ``directory`` is a directory or does not exist yet."""
+    """Raise :class:`FileError` unless ``directory`` is a directory files can be created in, or
+    does not exist yet and can be created (its nearest existing ancestor is such a directory)."""
     target = os.fspath(directory)
-    if target == STDOUT or not target:
+    if target == STDOUT or not target or "\x00" in target:
         raise FileError(f"a directory is needed here, not {target!r}.")
-    if os.path.lexists(target) and not os.path.isdir(target):
-        raise FileError(f"refusing to use {target!r} as the output directory: not a directory.")
+    if os.path.lexists(target):
+        if not os.path.isdir(target):
+            raise FileError(f"refusing to use {target!r} as the output directory: not a directory.")
+        _probe(target, target)
+        return
+    ancestor = os.path.dirname(os.path.abspath(target))
+    while not os.path.lexists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise FileError(
+            f"cannot create the directory {target!r}: {ancestor!r} is not a directory; give "
+            "another directory."
+        )
+    _probe(ancestor, target)
+
+
+def _probe(directory: str, name: str) -> None:
+    """Raise :class:`FileError` unless a file can be created in ``directory``: one is made and
+    removed at once.  Why not ``os.access``: it says yes to root on a read-only directory of
+    /proc or sysfs, and permission bits are not the only obstacle (read-only mounts, quotas)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".deqrmt-probe.", dir=directory)
+    except OSError as e:
+        raise FileError(
+            f"cannot write {name!r}: {e.strerror} (in {directory!r}); give a path in a "
+            "directory you can write to."
+        ) from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
 
 
 def write_directory(

@@ -249,6 +249,14 @@ def _plot_path(c: Any, path: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from .._errors import InvalidArgument
     from .._io import check_directory, check_output
+
+    plots = ["q.png", "path.png"] if args.check else ["q.png"]
+    if args.plot:  # refuse an unusable plot path first, before SymPy is even imported
+        require_extra(f"{NAME} --plot", ("matplotlib",))
+        check_directory(args.plot)
+        if os.path.isdir(args.plot):
+            for name in plots:
+                check_output(os.path.join(args.plot, name), force=args.force)
     from ..symbolic._bias import bias_latex, derive_bias, domain_text
 
     params = names(args.params) if args.params is not None else None
@@ -261,8 +269,6 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgument(f"--tolerance {args.tolerance} must lie in (0, 1).")
     if args.check:  # a missing extra is refused before any work
         require_validate_extra(NAME)
-    if args.plot:
-        require_extra(f"{NAME} --plot", ("matplotlib",))
     if args.check:  # sizes, seed and digits before the derivation and any numeric work
         from .._untrusted import bounded_int
         from ..numeric._bias import check_sizes
@@ -270,12 +276,6 @@ def run(args: argparse.Namespace) -> int:
         bounded_int(args.seed, "--seed", 0, 2**32 - 1, fix="a seed is a non-negative integer")
         bounded_int(args.dps, "--dps", 15, 1000, fix="digits of the predicted limit")
         check_sizes(args.n, args.d, step_sizes=len(steps) if steps else 4, dps=args.dps)
-    plots = ["q.png", "path.png"] if args.check else ["q.png"]
-    if args.plot:  # refuse an unusable plot path before the work, not after
-        check_directory(args.plot)
-        if os.path.isdir(args.plot):
-            for name in plots:
-                check_output(os.path.join(args.plot, name), force=args.force)
     d = derive_bias(args.expression, params, init=args.init)
     result: dict[str, Any] = {
         "beta": d.beta.name,

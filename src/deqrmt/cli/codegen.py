@@ -29,9 +29,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from .._io import check_output, write_output
+
+    check_output(args.output, force=args.force)  # refuse first: before SymPy is even imported
     from ..symbolic import get_activation
 
-    check_output(args.output, force=args.force)  # refuse before the work, not after
     act = get_activation(args.activation)
     from ..numeric._codegen import generate_module
 

@@ -84,6 +84,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.plot:  # the target first: refused at once, before SymPy is even imported
+        require_extra(f"{NAME} --plot", PLOT_EXTRA)
+        check_plot_target(args.plot, (PLOT_NAME,), force=args.force)
     acts = _activations(args.activations)
     if any(c in str(args.sigma_a2) for c in ":,"):
         raise InvalidArgument(
@@ -92,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
         )
     grid: list[Any] = []
     if args.plot:
-        require_extra(f"{NAME} --plot", PLOT_EXTRA)  # before any work, not after the table
-        check_plot_target(args.plot, (PLOT_NAME,), force=args.force)
         from ..numeric._problem import number_grid
 
         grid = number_grid(args.plot_range, "plot_range")

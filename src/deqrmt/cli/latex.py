@@ -38,9 +38,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from .._io import check_output, write_output
     from .._version import __version__
+
+    check_output(args.output, force=args.force)  # refuse first: before SymPy is even imported
     from ..symbolic import get_activation
 
-    check_output(args.output, force=args.force)  # refuse before the work, not after
     act = get_activation(args.activation)
     from ..numeric import deq_coefficients
     from ..symbolic._document import derivation_document

@@ -141,6 +141,12 @@ def _need_matplotlib() -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._io import check_directory, check_output
+
+    if args.plot:  # refuse an unusable plot path or a missing matplotlib first, before SymPy
+        _need_matplotlib()
+        check_directory(args.plot)
+        if os.path.isdir(args.plot):
+            check_output(os.path.join(args.plot, PLOT_NAME), force=args.force)
     from ..symbolic import get_activation
 
     get_activation(args.activation)  # bad text is refused before anything is computed
@@ -148,11 +154,6 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgument(f"--points must be in [64, 20001], got {args.points}.")
     if args.width is not None and not args.mc:
         raise InvalidArgument("--width needs --mc (a finite DEQ is a Monte Carlo sample).")
-    if args.plot:  # refuse an unusable plot path or a missing matplotlib before the work
-        _need_matplotlib()
-        check_directory(args.plot)
-        if os.path.isdir(args.plot):
-            check_output(os.path.join(args.plot, PLOT_NAME), force=args.force)
     design = None
     if args.enn is not None:
         from ..validate._design_file import check_design

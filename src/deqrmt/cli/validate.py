@@ -135,6 +135,11 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
 
 def run_validate(args: argparse.Namespace) -> int:
     """Run the sweep described by ``args``; print the table or JSON; write plots."""
+    if args.plot:  # the target first: refused at once, before torch is even imported
+        from ._common import check_plot_target
+
+        names = ("errors.png", f"spectrum_n{max(args.ns)}.png")
+        check_plot_target(args.plot, names, force=getattr(args, "force", False))
     from .._io import write_directory
     from .._progress import progress_bar
     from .._text import print_stderr
@@ -164,11 +169,6 @@ def run_validate(args: argparse.Namespace) -> int:
     # Fail fast, before the progress bar draws anything, on what can be checked up front.
     resolve_device(config.device)
     get_activation(config.activation)
-    if args.plot:
-        from ._common import check_plot_target
-
-        names = ("errors.png", f"spectrum_n{max(config.ns)}.png")
-        check_plot_target(args.plot, names, force=getattr(args, "force", False))
     # a bar only at a terminal: in a log file it is noise, and errors stay one line
     desc = f"validate {args.activation}"
     with progress_bar(config.steps(), desc, unit="step", enabled=bar_enabled(args)) as bar:

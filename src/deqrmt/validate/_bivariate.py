@@ -40,7 +40,7 @@ import torch
 from ._moments import PhiValues, values_at
 from ._pointwise import CenteredActivation, PiecewiseLinear, ScaledErf
 from ._quadrature import hermite_table
-from ._tiles import abs_max
+from ._tiles import abs_max, raise_if_stopped
 
 __all__ = [
     "BivariateExpectation",
@@ -258,6 +258,7 @@ class Conditional(BivariateExpectation):
         fs: list[torch.Tensor] = []
         ds: list[torch.Tensor] = []
         for s0 in range(0, i.shape[0], chunk):
+            raise_if_stopped()  # ~0.1 s per pair: a Ctrl-C need not wait for the whole tile
             qa, qb, c = self.q[i[s0 : s0 + chunk]], self.q[j[s0 : s0 + chunk]], lam[s0 : s0 + chunk]
             c = torch.minimum(c.abs(), torch.sqrt(qa * qb)) * torch.sign(c)
             sa = torch.sqrt(qa)

@@ -9,18 +9,23 @@ Gram matrix XᵀX is written into the output's buffer by a symmetric rank-k upda
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 from collections.abc import Callable
 
 import torch
 
 __all__ = [
     "GRAM_BLOCK",
+    "STOP_WAIT",
     "Tile",
+    "TilesStopped",
     "abs_max",
     "gram_upper",
     "mirror",
     "mirror_lower",
+    "raise_if_stopped",
     "run_tiles",
     "tile_gram",
     "upper_tiles",
@@ -54,45 +59,150 @@ def upper_tiles(n: int, tile: int) -> list[Tile]:
     return [(r0, r1, c0, c1) for i, (r0, r1) in enumerate(edges) for (c0, c1) in edges[i:]]
 
 
+#: seconds the calling thread waits, after a Ctrl-C or an error, for the workers to finish the
+#: tile (or the chunk of a long tile, see :func:`raise_if_stopped`) each is on: a tile of the
+#: default size takes well under a second, so the wait normally ends long before this bound
+STOP_WAIT = 10.0
+
+
+class TilesStopped(Exception):
+    """Raised inside a worker by :func:`raise_if_stopped` once its run is told to stop."""
+
+
+_worker = threading.local()  # .stop: the stop event of the run this worker thread belongs to
+_runs: set[threading.Event] = set()  # the stop events of the runs in progress
+_runs_lock = threading.Lock()
+_atexit_registered = False
+
+
+def raise_if_stopped() -> None:
+    """Raise :class:`TilesStopped` if called on a tile worker whose run is stopping.
+
+    Long stretches of work inside one tile (the nested quadrature of the rare pairs near
+    |ρ| = 1, ~0.1 s per pair) call it between chunks, so a Ctrl-C does not wait for the whole
+    tile; elsewhere (the calling thread, a sequential run) it does nothing.
+    """
+    stop = getattr(_worker, "stop", None)
+    if stop is not None and stop.is_set():
+        raise TilesStopped
+
+
+def _stop_all_runs() -> None:
+    """At interpreter shutdown (before non-daemon threads are joined): stop every run."""
+    with _runs_lock:
+        for stop in _runs:
+            stop.set()
+
+
+def _register_atexit() -> None:
+    # threading's own exit hook (as concurrent.futures uses) runs before the interpreter joins
+    # the non-daemon threads; atexit would run only after that join.
+    global _atexit_registered
+    with _runs_lock:
+        if _atexit_registered:
+            return
+        _atexit_registered = True
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        with contextlib.suppress(RuntimeError):  # shutdown has begun: nothing left to stop
+            register(_stop_all_runs)
+
+
 def run_tiles(one: Callable[[Tile], None], tiles: list[Tile], workers: int) -> None:
     """``one(tile)`` for every tile, on ``workers`` threads taking the next tile in turn.
 
-    The first error (or a Ctrl-C in the calling thread) stops the workers after the tile each
-    is on, and is raised here.  Tiles must be independent: they run in any order, at once.
+    Tiles must be independent: they run in any order, at once.  The first error in a worker, or
+    a ``KeyboardInterrupt`` (any exception) in the calling thread, stops the workers: none takes
+    another tile, and one inside a long tile stops at its next :func:`raise_if_stopped`.  The
+    calling thread waits for them to leave (at most :data:`STOP_WAIT` seconds), then raises the
+    error.  Why wait: a worker still inside torch when the interpreter finalises aborts the
+    process (SIGABRT) instead of the ordinary Ctrl-C exit.  The workers are not daemon threads,
+    so the interpreter also joins any still running past the bound before it finalises, and
+    its exit hook stops every run first (a call made on another thread then raises
+    ``RuntimeError``).
     """
     if workers <= 1 or len(tiles) <= 1:
         for t in tiles:
             one(t)
         return
+    _register_atexit()
     todo = iter(tiles)
-    lock = threading.Lock()
+    lock = threading.Condition()
     errors: list[BaseException] = []
+    stop = threading.Event()
+    count = {"done": 0, "live": 0}  # tiles finished; workers started and not yet left
 
     def work() -> None:
-        while True:
-            with lock:
-                t = None if errors else next(todo, None)
-            if t is None:
-                return
-            try:
-                one(t)
-            except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+        _worker.stop = stop
+        try:
+            while not stop.is_set():
                 with lock:
-                    errors.append(e)
-                return
+                    t = next(todo, None)
+                if t is None:
+                    return
+                try:
+                    one(t)
+                except TilesStopped:
+                    return
+                except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+                    with lock:
+                        errors.append(e)
+                    stop.set()
+                    return
+                with lock:
+                    count["done"] += 1
+        finally:
+            with lock:
+                count["live"] -= 1
+                lock.notify_all()
 
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
-    for th in threads:
-        th.start()
+    launched: list[threading.Thread] = []
+    with _runs_lock:
+        _runs.add(stop)
     try:
-        for th in threads:
-            th.join()
-    except BaseException as e:  # Ctrl-C while waiting: stop handing out tiles
+        for i in range(workers):
+            th = threading.Thread(target=work, name=f"deqrmt-tiles-{i}")
+            with lock:
+                count["live"] += 1
+            launched.append(th)
+            try:
+                th.start()
+            except Exception:  # no thread was made (a KeyboardInterrupt comes after it was)
+                launched.pop()
+                with lock:
+                    count["live"] -= 1
+                raise
         with lock:
-            errors.append(e)
+            lock.wait_for(lambda: count["live"] == 0)
+    except BaseException:  # Ctrl-C while waiting: stop the workers, let them leave torch
+        stop.set()
+        _wait_out(lock, count, time.monotonic() + STOP_WAIT)
         raise
+    finally:
+        with _runs_lock:
+            _runs.discard(stop)
+        for th in launched:  # each has left `work` (or the bound passed): a short join
+            if th.is_alive() and count["live"] == 0:
+                th.join()
     if errors:
         raise errors[0]
+    if count["done"] < len(tiles):
+        raise RuntimeError("the interpreter is shutting down: the tiles were stopped.")
+
+
+def _wait_out(lock: threading.Condition, count: dict[str, int], deadline: float) -> None:
+    """Wait until no worker is left in its tile, or ``deadline``; a second Ctrl-C meanwhile
+    does not cut the wait short (the workers finish their tile within a fraction of it)."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        try:
+            with lock:
+                if lock.wait_for(lambda: count["live"] == 0, left):
+                    return
+        except KeyboardInterrupt:
+            continue
 
 
 def tile_gram(buf: torch.Tensor, r0: int, r1: int, c0: int, c1: int) -> torch.Tensor:
