@@ -389,3 +389,57 @@ def test_contains_fraction_and_decimal_and_snan() -> None:
         with pytest.raises(InvalidArgument, match="signalling NaN"):
             op()
     assert v + decimal.Decimal("0.5") > Fraction(1, 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=rationals, shift=st.fractions(-1, 1, max_denominator=10**30))
+def test_contains_agrees_across_fraction_float_and_decimal(a: Fraction, shift: Fraction) -> None:
+    """``contains`` decides exactly, whatever the type of the same number: a proven ball of
+    radius ~2^-700 around ``a`` holds ``a`` and nothing 10^-30 away; a float or a Decimal is
+    judged as the exact number it holds."""
+    v = _proven(a)
+    assert v.contains(a)
+    far = a + (shift or Fraction(1, 3)) / 10**30 * max(abs(a), 1)
+    assert not v.contains(far)
+    for x in (float(a), decimal.Decimal(a.numerator) / decimal.Decimal(a.denominator)):
+        assert v.contains(x) == v.contains(Fraction(x))
+
+
+def test_every_result_pickles() -> None:
+    """The public results cross process boundaries: the same text, the same numbers."""
+    import pickle
+
+    problem = deqrmt.DEQProblem.make("tanh", sigma_a2="0.2")
+    results: list[object] = [
+        problem,
+        deqrmt.scan_fixed_points(problem),
+        deqrmt.check_activation("relu"),
+        deqrmt.coefficient_expression("relu", "alpha_1"),
+        deqrmt.deq_coefficients("tanh", dps=12, certify=False),
+    ]
+    for r in results:
+        back = pickle.loads(pickle.dumps(r))
+        assert type(back) is type(r) and repr(back) == repr(r)
+    c = deqrmt.deq_coefficients("tanh", dps=12, certify=False)
+    back = pickle.loads(pickle.dumps(c))
+    assert back == c and not back.alpha_1.certified and back.to_dict() == c.to_dict()
+
+
+def test_torch_side_results_pickle() -> None:
+    """Spectra, equivalent kernels and the scikit-learn kernel pickle and come back with the
+    same fields (their repr) and the same arrays."""
+    pytest.importorskip("torch")
+    import pickle
+
+    X = np.random.default_rng(0).standard_normal((6, 4))
+    for r in (
+        deqrmt.spectrum("relu", points=50),
+        deqrmt.spectrum("relu", points=50).ck.law,
+        deqrmt.equivalent_kernels("relu", X, labels=[0, 0, 0, 1, 1, 1]),
+        deqrmt.DEQKernel("relu"),
+    ):
+        back = pickle.loads(pickle.dumps(r))
+        assert type(back) is type(r) and repr(back) == repr(r)
+    report = deqrmt.spectrum("relu", points=50)
+    back = pickle.loads(pickle.dumps(report))
+    assert np.array_equal(back.ck.law.density, report.ck.law.density)
