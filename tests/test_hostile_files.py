@@ -289,6 +289,9 @@ def test_mnist_folders_that_lie_are_refused_by_the_command(
     d = folder("few")
     assert "has 60 samples" in run(d, "--n-train", "61")
     assert "nothing is downloaded" in run(tmp_path / "absent")
+    assert "File name too long" in run(tmp_path / ("a" * 5000))
+    with pytest.raises(FileError, match="null byte"):
+        experiment.load_dataset("mnist:a\x00b", n_train=2, n_test=1, seed=0)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

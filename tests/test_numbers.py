@@ -399,7 +399,7 @@ def test_contains_agrees_across_fraction_float_and_decimal(a: Fraction, shift: F
     judged as the exact number it holds."""
     v = _proven(a)
     assert v.contains(a)
-    far = a + (shift or Fraction(1, 3)) / 10**30 * max(abs(a), 1)
+    far = a + (shift or Fraction(1, 3)) / 10**30 * (abs(a) if abs(a) > 1 else 1)
     assert not v.contains(far)
     for x in (float(a), decimal.Decimal(a.numerator) / decimal.Decimal(a.denominator)):
         assert v.contains(x) == v.contains(Fraction(x))

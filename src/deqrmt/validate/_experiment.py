@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._errors import BudgetExceeded, InvalidArgument
+from .._errors import BudgetExceeded, FileError, InvalidArgument
 from .._untrusted import bounded_int, shown
 from ._data import paper_mixture
 from ._deq import DeqWeights, solve_deq
@@ -96,8 +97,18 @@ def _find(folder: Path, stem: str) -> Path:
         folder / "raw" / stem,
         folder / "raw" / f"{stem}.gz",
     ):
-        if cand.exists() or cand.is_symlink():
-            return cand
+        try:
+            os.lstat(cand)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as e:  # a name too long, a NUL, a file where a folder is
+            if isinstance(e, NotADirectoryError):
+                continue
+            why = getattr(e, "strerror", None) or str(e)
+            raise FileError(
+                f"cannot look for {stem} under {shown(str(folder), 80)}: {why}."
+            ) from None
+        return cand
     raise InvalidArgument(
         f"{stem}[.gz] not found under {shown(str(folder), 80)} (expected torchvision's raw IDX "
         "files, e.g. MNIST/raw/train-images-idx3-ubyte); nothing is downloaded at run time."
@@ -225,7 +236,9 @@ def check_arguments(
         _dataset_kind(spec)
     bounded_int(seeds, "seeds", 1, MAX_SEEDS, fix="the number of runs, each with new weights")
     bounded_int(m, "m", 1, MAX_WIDTH, fix="the width of every network")
-    bounded_int(n_train, "n_train", 2, MAX_SAMPLES, fix="training samples per dataset (MNIST has 60000)")
+    bounded_int(
+        n_train, "n_train", 2, MAX_SAMPLES, fix="training samples per dataset (MNIST has 60000)"
+    )
     bounded_int(n_test, "n_test", 1, MAX_SAMPLES, fix="test samples per dataset (MNIST has 10000)")
     if layers is not None:
         bounded_int(layers, "layers", 1, 8, fix="the designed ENN's depth")
