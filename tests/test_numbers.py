@@ -389,6 +389,17 @@ def test_contains_fraction_and_decimal_and_snan() -> None:
         with pytest.raises(InvalidArgument, match="signalling NaN"):
             op()
     assert v + decimal.Decimal("0.5") > Fraction(1, 2)
+    # an operand whose exact value is a 3.3-gigabit integer is refused before it is expanded
+    for huge in (decimal.Decimal("1e999999999"), decimal.Decimal("1e-999999999")):
+        with pytest.raises(deqrmt.BudgetExceeded, match="bits"):
+            v < huge  # noqa: B015
+        with pytest.raises(deqrmt.BudgetExceeded, match="bits"):
+            v + huge
+        with pytest.raises(deqrmt.BudgetExceeded, match="bits"):
+            v.contains(huge)
+    with pytest.raises(deqrmt.BudgetExceeded, match="bits"):
+        v * mpmath.mpf("1e999999999")
+    assert v < decimal.Decimal("1e9999") and not v.contains(decimal.Decimal("1e-9999"))
 
 
 @settings(max_examples=60, deadline=None)

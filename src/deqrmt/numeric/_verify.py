@@ -34,6 +34,7 @@ __all__ = [
     "ball_dict",
     "certification_fields",
     "MAX_POWER_BITS",
+    "MAX_OPERAND_BITS",
 ]
 
 #: Fewer agreeing digits than this (or than the request, if smaller) is an error, not a result.
@@ -43,6 +44,9 @@ ARITHMETIC_GUARD = 10
 #: ``v ** n`` is refused when |n·log₂|v|| passes this: the result's exponent alone would be
 #: over 78,000 decimal digits, and printing its digits takes time quadratic in that.
 MAX_POWER_BITS = 1 << 18
+#: an operand (Decimal, mpmath) whose exact value would need more bits than this is refused
+#: before it is expanded: Decimal('1e999999999') is a 3.3-gigabit integer
+MAX_OPERAND_BITS = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True, repr=False, eq=False)
@@ -278,6 +282,14 @@ def _fraction(x: Any) -> Fraction:
     return Fraction(m * 2**exp) if exp >= 0 else Fraction(m, 2**-exp)
 
 
+def _refuse_huge(x: Any, bits: float) -> None:
+    if bits > MAX_OPERAND_BITS:
+        raise BudgetExceeded(
+            f"{show(x)}: its exact value needs about {bits:.3g} bits, more than the "
+            f"{MAX_OPERAND_BITS} a Verified operand may have; use float(v) or mpmath."
+        )
+
+
 def _refuse_snan(x: Any) -> None:
     if isinstance(x, decimal.Decimal) and x.is_snan():
         raise InvalidArgument(
@@ -334,8 +346,17 @@ def _as_exact(x: Any) -> Fraction | None:
         _refuse_snan(x)
         if not x.is_finite() if isinstance(x, decimal.Decimal) else not math.isfinite(x):
             raise InvalidArgument(f"{show(x)}: not a finite number.")
+        if isinstance(x, decimal.Decimal):
+            exponent = x.as_tuple().exponent
+            assert isinstance(exponent, int)  # finite
+            _refuse_huge(
+                x, 3.33 * (max(abs(x.adjusted()), abs(exponent)) + len(x.as_tuple().digits))
+            )
         return Fraction(x)
     if _is_mpf(x):
+        raw = x._mpf_
+        if raw[1]:  # finite and nonzero: refuse an exponent that cannot be expanded
+            _refuse_huge(x, abs(raw[2]) + raw[3])
         return _fraction(x)
     return None
 
