@@ -454,3 +454,25 @@ def test_torch_side_results_pickle() -> None:
     report = deqrmt.spectrum("relu", points=50)
     back = pickle.loads(pickle.dumps(report))
     assert np.array_equal(back.ck.law.density, report.ck.law.density)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    a=rationals.filter(lambda f: abs(f) != 1),
+    n=st.one_of(st.integers(-300, 300), st.integers(-(10**9), 10**9)),
+)
+def test_powers_are_exact_or_refused_by_their_size(a: Fraction, n: int) -> None:
+    """``v ** n``: refused (BudgetExceeded) exactly when |n·log₂|a|| passes MAX_POWER_BITS, else
+    a proven ball holding Fraction(a)**n (checked exactly for |n| ≤ 300)."""
+    import math
+
+    from deqrmt.numeric._verify import MAX_POWER_BITS
+
+    bits = abs(n * math.log2(abs(a)))
+    v = _proven(a)
+    if bits > 1.01 * MAX_POWER_BITS:
+        with pytest.raises(deqrmt.BudgetExceeded, match="logarithms"):
+            v**n
+    elif bits < 0.99 * MAX_POWER_BITS and abs(n) <= 300:
+        r = v**n
+        assert r.certified and _encloses(r, a**n)

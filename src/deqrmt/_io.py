@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
-from ._errors import BudgetExceeded, FileError, MissingExtra
+from ._errors import BudgetExceeded, FileError, InvalidArgument, MissingExtra
 
 __all__ = [
     "STDOUT",
@@ -84,7 +84,9 @@ def _refuse_existing(path: str, *, force: bool) -> os.stat_result | None:
             "give the path of a file to create."
         )
     if not force:
-        raise FileError(f"refusing to overwrite {path!r}: it exists; pass force=True to replace it.")
+        raise FileError(
+            f"refusing to overwrite {path!r}: it exists; pass force=True to replace it."
+        )
     return st
 
 
@@ -251,7 +253,12 @@ def pandas(what: str) -> Any:
 
 
 def open_regular(
-    path: str | os.PathLike[str], name: str, limit: int | None, *, follow: bool = True
+    path: str | os.PathLike[str],
+    name: str,
+    limit: int | None,
+    *,
+    follow: bool = True,
+    error: type[FileError] | type[InvalidArgument] = FileError,
 ) -> BinaryIO:
     """The regular file at ``path``, open for binary reading, checked before any read.
 
@@ -261,10 +268,12 @@ def open_regular(
       limit: its largest accepted size in bytes (None: any); a reader still reads at most
         ``limit + 1`` bytes, since a file can grow after the check.
       follow: False refuses a symbolic link as the last component (``O_NOFOLLOW``).
+      error: the class raised for a file that cannot be read (a reader's own, such as
+        :class:`~deqrmt.SpecError`); default :class:`~deqrmt.FileError`.
 
     Raises:
       FileError: missing, unreadable, or not a regular file (a FIFO, device, directory,
-        socket; a link when ``follow`` is False).
+        socket; a link when ``follow`` is False); ``error`` if given.
       BudgetExceeded: larger than ``limit``.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -274,13 +283,13 @@ def open_regular(
         fd = os.open(path, flags)
     except OSError as e:
         why = "it is a symbolic link" if not follow and os.path.islink(path) else e.strerror
-        raise FileError(f"cannot read {name}: {why}.") from None
+        raise error(f"cannot read {name}: {why}.") from None
     except ValueError:  # an embedded NUL
-        raise FileError(f"cannot read {name}: invalid path.") from None
+        raise error(f"cannot read {name}: invalid path.") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise FileError(
+            raise error(
                 f"cannot read {name}: it is {_kind(st.st_mode)}, not a regular file; give the "
                 "path of a file."
             )
