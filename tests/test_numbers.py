@@ -325,6 +325,9 @@ def test_format_of_results() -> None:
     assert f"{v}" == str(v) == v.text and f"{v:>34}" == v.text.rjust(34)
     with pytest.raises(ValueError, match="format"):
         format(v, "d")
+    for spec in (".100000000f", "1000000000", "." + "9" * 5000 + "f"):
+        with pytest.raises(deqrmt.BudgetExceeded, match="width or precision"):
+            format(v, spec)
 
 
 @settings(max_examples=60, deadline=None)

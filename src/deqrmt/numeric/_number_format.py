@@ -17,11 +17,13 @@ from fractions import Fraction
 
 from .._errors import BudgetExceeded
 
-__all__ = ["MAX_FORMAT_BITS", "format_exact"]
+__all__ = ["MAX_FORMAT_BITS", "MAX_FORMAT_WIDTH", "format_exact"]
 
 #: The largest numerator/denominator formatted (bits): a hand-built Verified of 2^(10^9)
 #: is refused instead of being expanded into 300 million digits.
 MAX_FORMAT_BITS = 1 << 20
+#: The largest width or precision of a spec: ``.100000000f`` would build a 100 MB string.
+MAX_FORMAT_WIDTH = 100_000
 
 _SPEC = re.compile(
     r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?(?P<z>z)?(?P<alt>\#)?(?P<zero>0)?"
@@ -139,14 +141,21 @@ def format_exact(x: Fraction, spec: str, plain: str) -> str:
     """
     m = _SPEC.fullmatch(spec)
     if m is None:
-        raise ValueError(f"Invalid format specifier {spec!r} for a Verified number")
+        raise ValueError(f"Invalid format specifier {spec[:40]!r} for a Verified number")
     fill, align = m["fill"] or " ", m["align"]
     kind, alt, sep = m["type"] or "", bool(m["alt"]), m["grouping"]
     if m["zero"] and align is None:
         fill, align = "0", "="
     align = align or ">"
+    if max(len(m["width"] or ""), len(m["precision"] or "")) > 9:  # before int(): no 10^4300
+        raise BudgetExceeded(f"format spec {spec[:40]!r}: a width or precision of 10 digits.")
     width = int(m["width"] or 0)
     precision = None if m["precision"] is None else int(m["precision"])
+    if max(width, precision or 0) > MAX_FORMAT_WIDTH:
+        raise BudgetExceeded(
+            f"format spec {spec[:40]!r}: a width or precision above {MAX_FORMAT_WIDTH}; "
+            "ask for fewer characters."
+        )
     if not kind and precision is None:
         negative, text = plain.startswith("-"), plain.lstrip("-")
         if sep and "e" not in text.lower():
