@@ -432,3 +432,22 @@ def test_check_of_a_fast_oscillation_answers(tmp_path: Path) -> None:
     rc, out, err = _console("check", "sin(1000*x)", "--json", env=env, timeout=600)
     assert rc in (0, 1), err  # 1: Assumption 1 fails for φ with L₁ = 1000, as it should
     assert '"lipschitz"' in out and "Traceback" not in err
+
+
+def test_compare_plot_force_replaces_a_hard_linked_png(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``compare --plot DIR --force`` over a PNG that has a second name: the new plot is a new
+    file; the other name keeps the old bytes."""
+    pytest.importorskip("matplotlib")
+    from deqrmt.cli.compare import PLOT_NAME
+
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    (plots / PLOT_NAME).write_bytes(b"old")
+    os.link(plots / PLOT_NAME, tmp_path / "elsewhere.png")
+    argv = ["compare", "relu", "--plot", str(plots), "--plot-range", "0.1:0.2:2", "--force"]
+    rc, _, err = _run(capsys, *argv)
+    assert rc == 0, err
+    assert (tmp_path / "elsewhere.png").read_bytes() == b"old"
+    assert (plots / PLOT_NAME).read_bytes().startswith(b"\x89PNG")
