@@ -261,3 +261,221 @@ def test_to_pandas_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     assert e.index == [1, 2] and e.rows[1]["activation"] == "tanh" and e.rows[0]["alpha_1"] == 0.25
     r = deqrmt.check_activation("tanh", sigma_a2="0.2").to_pandas()
     assert r.index[0] == "lipschitz" and r.rows[0]["status"] == "PASS"
+
+
+# -- the number protocols: pickle, format, bounded powers, Fraction and Decimal ----------------
+
+#: float's format specs: every presentation type, fill, alignment, sign, z, #, zero padding,
+#: grouping.  ``%`` is compared only where x·100 is exact in float (float rounds it first).
+SPECS = [
+    "", ".5f", "f", "e", "g", "%", ".3%", ".20f", ">20", "+.3e", "E", "G", ".0f", ".0e", "#.0f",
+    "#.0e", "#g", ".1g", ".10g", ".3", ".1", "015.3f", "015,.3f", "010,.1f", "<12.2e",
+    "^13.3g", "*^13.3g", "=+12.2f", "z.2f", "z.1e", ",.2f", "_.2f", ",g", " .4e", ".17g",
+    ".30e", ".2n", "08.3g", "#.3g", "#10.0f", "-^9.1%", "020,.5e", "025_.4f",
+]  # fmt: skip
+
+
+def _of_float(x: float) -> Verified:
+    """A Verified holding the float ``x`` exactly (its repr as the text)."""
+    return Verified(mpmath.mpf(x), 17, repr(x))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    x=st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.floats(-1e6, 1e6),
+        st.sampled_from([0.5, 2.5, -2.5, 0.125, 9.5, 0.95, 99999.5, 1e16, 5e-324]),
+    ).map(lambda x: x + 0.0),  # mpmath has no −0.0
+    spec=st.sampled_from(SPECS[1:]),
+)
+def test_format_matches_float_on_floats(x: float, spec: str) -> None:
+    """On a value that is a float, ``format`` is float's, digit for digit (half-even on the
+    exact binary value, default precision 6, ``g`` without trailing zeros, 2-digit exponents)."""
+    if "%" in spec and Fraction(x * 100) != Fraction(x) * 100:
+        return
+    assert format(_of_float(x), spec) == format(x, spec)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    num=st.integers(-(10**60), 10**60),
+    shift=st.integers(0, 300),
+    places=st.integers(0, 60),
+)
+def test_format_rounds_the_exact_value_not_a_float(num: int, shift: int, places: int) -> None:
+    """``.Nf`` of a value carried at 1000+ bits is its exact Fraction rounded half-even to N
+    places (Fraction's own round), where a trip through float would keep 17 digits."""
+    exact = Fraction(num, 2**shift)
+    with mpmath.workprec(400):
+        v = Verified(mpmath.mpf(num) / 2**shift, 50, "")
+    assert _exact(v.value) == exact
+    n = round(exact * 10**places)  # half-even, exact
+    sign = "-" if exact < 0 else ""
+    digits = str(abs(n)).rjust(places + 1, "0")
+    want = sign + digits[: len(digits) - places] + ("." + digits[-places:] if places else "")
+    assert f"{v:.{places}f}" == want
+
+
+def test_format_of_results() -> None:
+    """ReLU's α*₁ = 4/19 = 0.2105263157894736842105…: every float spec, from the exact value."""
+    v = deqrmt.deq_coefficients("relu", dps=30).alpha_1
+    assert f"{v:.5f}" == "0.21053" and f"{v:e}" == "2.105263e-01" and f"{v:g}" == "0.210526"
+    assert f"{v:.2%}" == "21.05%" and f"{v:.25f}" == "0.2105263157894736842105263"
+    assert f"{v}" == str(v) == v.text and f"{v:>34}" == v.text.rjust(34)
+    with pytest.raises(ValueError, match="format"):
+        format(v, "d")
+    for spec in (".100000000f", "1000000000", "." + "9" * 5000 + "f"):
+        with pytest.raises(deqrmt.BudgetExceeded, match="width or precision"):
+            format(v, spec)
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=rationals, proven_=st.booleans(), digits=st.integers(1, 60))
+def test_pickle_round_trips_exactly(a: Fraction, proven_: bool, digits: int) -> None:
+    """A Verified pickles (the engines' private-context mpf included) and comes back equal:
+    the same exact value, digits, text, radius and proof status."""
+    import pickle
+
+    v = _proven(a, digits) if proven_ else _unproven(a, digits)
+    ctx = mpmath.MPContext()  # an engine's private context: its mpf class pickle cannot name
+    ctx.prec = 400
+    w = Verified(ctx.make_mpf(v.value._mpf_), v.digits, v.text, v.radius)
+    for x in (v, w):
+        y = pickle.loads(pickle.dumps(x))
+        assert y == x and _exact(y.value) == _exact(x.value)
+        assert (y.text, y.digits) == (x.text, x.digits)
+        assert y.certified == x.certified == proven_
+        if proven_:
+            assert _exact(y.radius) == _exact(x.radius) and y.contains(_exact(x.value))
+
+
+def test_results_pickle() -> None:
+    """Result records cross process boundaries (joblib, multiprocessing, Dask pickle them)."""
+    import pickle
+
+    for r in (
+        deqrmt.deq_coefficients("relu", dps=12),
+        deqrmt.explicit_coefficients(["relu"], dps=12),
+        deqrmt.sensitivities("relu", dps=12),
+        deqrmt.sphere_coefficients("relu", dps=12),
+    ):
+        back = pickle.loads(pickle.dumps(r))
+        assert back == r and type(back) is type(r)
+    c = pickle.loads(pickle.dumps(deqrmt.deq_coefficients("relu", dps=12)))
+    assert c.alpha_1.certified and c.alpha_1.contains(Fraction(4, 19))
+
+
+def test_huge_powers_are_refused_and_small_ones_exact() -> None:
+    v = deqrmt.deq_coefficients("relu", dps=12).alpha_1
+    with pytest.raises(deqrmt.BudgetExceeded, match="logarithms"):
+        v**10**7
+    with pytest.raises(deqrmt.BudgetExceeded, match="logarithms"):
+        2 ** (v * 10**7)
+    assert (v**1000).contains(Fraction(4, 19) ** 1000)
+    assert _proven(Fraction(1)) ** 10**30 == 1  # |base| = 1: any exponent is cheap
+
+
+def test_contains_fraction_and_decimal_and_snan() -> None:
+    v = deqrmt.deq_coefficients("relu", dps=20).alpha_1
+    assert v.contains(Fraction(4, 19)) and not v.contains(Fraction(4, 19) + Fraction(1, 10**20))
+    assert v.contains(decimal.Decimal(4) / decimal.Decimal(19)) is False  # 28 digits: outside
+    assert not v.contains(float("nan")) and not v.contains(decimal.Decimal("Infinity"))
+    snan = decimal.Decimal("sNaN")
+    for op in (
+        lambda: v + snan,
+        lambda: snan * v,
+        lambda: v == snan,
+        lambda: v < snan,
+        lambda: v.contains(snan),
+    ):
+        with pytest.raises(InvalidArgument, match="signalling NaN"):
+            op()
+    assert v + decimal.Decimal("0.5") > Fraction(1, 2)
+    # an operand whose exact value is a 3.3-gigabit integer is refused before it is expanded
+    for huge in (decimal.Decimal("1e999999999"), decimal.Decimal("1e-999999999")):
+        with pytest.raises(deqrmt.BudgetExceeded, match="bits"):
+            v < huge  # noqa: B015
+        with pytest.raises(deqrmt.BudgetExceeded, match="bits"):
+            v + huge
+        with pytest.raises(deqrmt.BudgetExceeded, match="bits"):
+            v.contains(huge)
+    with pytest.raises(deqrmt.BudgetExceeded, match="bits"):
+        v * mpmath.mpf("1e999999999")
+    assert v < decimal.Decimal("1e9999") and not v.contains(decimal.Decimal("1e-9999"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=rationals, shift=st.fractions(-1, 1, max_denominator=10**30))
+def test_contains_agrees_across_fraction_float_and_decimal(a: Fraction, shift: Fraction) -> None:
+    """``contains`` decides exactly, whatever the type of the same number: a proven ball of
+    radius ~2^-700 around ``a`` holds ``a`` and nothing 10^-30 away; a float or a Decimal is
+    judged as the exact number it holds."""
+    v = _proven(a)
+    assert v.contains(a)
+    far = a + (shift or Fraction(1, 3)) / 10**30 * (abs(a) if abs(a) > 1 else 1)
+    assert not v.contains(far)
+    for x in (float(a), decimal.Decimal(a.numerator) / decimal.Decimal(a.denominator)):
+        assert v.contains(x) == v.contains(Fraction(x))
+
+
+def test_every_result_pickles() -> None:
+    """The public results cross process boundaries: the same text, the same numbers."""
+    import pickle
+
+    problem = deqrmt.DEQProblem.make("tanh", sigma_a2="0.2")
+    results: list[object] = [
+        problem,
+        deqrmt.scan_fixed_points(problem),
+        deqrmt.check_activation("relu"),
+        deqrmt.coefficient_expression("relu", "alpha_1"),
+        deqrmt.deq_coefficients("tanh", dps=12, certify=False),
+    ]
+    for r in results:
+        back = pickle.loads(pickle.dumps(r))
+        assert type(back) is type(r) and repr(back) == repr(r)
+    c = deqrmt.deq_coefficients("tanh", dps=12, certify=False)
+    back = pickle.loads(pickle.dumps(c))
+    assert back == c and not back.alpha_1.certified and back.to_dict() == c.to_dict()
+
+
+def test_torch_side_results_pickle() -> None:
+    """Spectra, equivalent kernels and the scikit-learn kernel pickle and come back with the
+    same fields (their repr) and the same arrays."""
+    pytest.importorskip("torch")
+    import pickle
+
+    X = np.random.default_rng(0).standard_normal((6, 4))
+    for r in (
+        deqrmt.spectrum("relu", points=50),
+        deqrmt.spectrum("relu", points=50).ck.law,
+        deqrmt.equivalent_kernels("relu", X, labels=[0, 0, 0, 1, 1, 1]),
+        deqrmt.DEQKernel("relu"),
+    ):
+        back = pickle.loads(pickle.dumps(r))
+        assert type(back) is type(r) and repr(back) == repr(r)
+    report = deqrmt.spectrum("relu", points=50)
+    back = pickle.loads(pickle.dumps(report))
+    assert np.array_equal(back.ck.law.density, report.ck.law.density)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    a=rationals.filter(lambda f: abs(f) != 1),
+    n=st.one_of(st.integers(-300, 300), st.integers(-(10**9), 10**9)),
+)
+def test_powers_are_exact_or_refused_by_their_size(a: Fraction, n: int) -> None:
+    """``v ** n``: refused (BudgetExceeded) exactly when |n·log₂|a|| passes MAX_POWER_BITS, else
+    a proven ball holding Fraction(a)**n (checked exactly for |n| ≤ 300)."""
+    import math
+
+    from deqrmt.numeric._verify import MAX_POWER_BITS
+
+    bits = abs(n * math.log2(abs(a)))
+    v = _proven(a)
+    if bits > 1.01 * MAX_POWER_BITS:
+        with pytest.raises(deqrmt.BudgetExceeded, match="logarithms"):
+            v**n
+    elif bits < 0.99 * MAX_POWER_BITS and abs(n) <= 300:
+        r = v**n
+        assert r.certified and _encloses(r, a**n)

@@ -1,4 +1,5 @@
-"""Writing a named output file: atomic, never through a link, never over a device or a file.
+"""Files in and out: a named output written atomically, never through a link, never over a
+device or a file; an input file opened without blocking and read within a size limit.
 
 :func:`write_output` is the only way deqrmt writes a file the user names (``latex -o``,
 ``codegen -o``, ``--plot``).  The rules:
@@ -19,6 +20,12 @@ Every command checks its targets before it starts working (:func:`check_output` 
 :func:`check_directory` for a ``--plot`` directory): the rules above, and a directory in which
 a file can actually be created (a probe file is made and removed; permission bits alone do not
 say so for root, a read-only mount or /proc).
+
+:func:`open_regular` is the only way deqrmt opens a file it reads (a design, a mixture, a cache
+entry, a data set): ``O_NONBLOCK`` so that a FIFO without a writer cannot hang the open, then
+``fstat`` on the open descriptor (no race with a swapped path): a regular file, of at most the
+reader's limit of bytes, else a :class:`deqrmt.FileError` (a FIFO, a device such as
+``/dev/zero``, a directory) or :class:`deqrmt.BudgetExceeded` (too large) at once.
 """
 
 from __future__ import annotations
@@ -29,14 +36,15 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, BinaryIO
 
-from ._errors import FileError, MissingExtra
+from ._errors import BudgetExceeded, FileError, InvalidArgument, MissingExtra
 
 __all__ = [
     "STDOUT",
     "check_directory",
     "check_output",
+    "open_regular",
     "pandas",
     "read_limited",
     "write_output",
@@ -283,24 +291,66 @@ def pandas(what: str) -> Any:
     return pd
 
 
+def open_regular(
+    path: str | os.PathLike[str],
+    name: str,
+    limit: int | None,
+    *,
+    follow: bool = True,
+    error: type[FileError] | type[InvalidArgument] = FileError,
+) -> BinaryIO:
+    """The regular file at ``path``, open for binary reading, checked before any read.
+
+    Args:
+      path: the file.
+      name: how messages call it, already printable (``"the design 'd.json'"``).
+      limit: its largest accepted size in bytes (None: any); a reader still reads at most
+        ``limit + 1`` bytes, since a file can grow after the check.
+      follow: False refuses a symbolic link as the last component (``O_NOFOLLOW``).
+      error: the class raised for a file that cannot be read (a reader's own, such as
+        :class:`~deqrmt.SpecError`); default :class:`~deqrmt.FileError`.
+
+    Raises:
+      FileError: missing, unreadable, or not a regular file (a FIFO, device, directory,
+        socket; a link when ``follow`` is False); ``error`` if given.
+      BudgetExceeded: larger than ``limit``.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        why = "it is a symbolic link" if not follow and os.path.islink(path) else e.strerror
+        raise error(f"cannot read {name}: {why}.") from None
+    except ValueError:  # an embedded NUL
+        raise error(f"cannot read {name}: invalid path.") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(
+                f"cannot read {name}: it is {_kind(st.st_mode)}, not a regular file; give the "
+                "path of a file."
+            )
+        if limit is not None and st.st_size > limit:
+            raise BudgetExceeded(
+                f"{name} is {st.st_size} bytes, more than the {limit} this reader accepts "
+                "(docs/limits.md)."
+            )
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_limited(path: str, name: str, limit: int) -> bytes:
     """At most ``limit + 1`` bytes of the regular file at ``path`` (so a caller sees that it is
-    larger than ``limit``), opened non-blocking and checked with ``fstat`` before any read: a
-    FIFO, a device or a directory is a :class:`FileError` at once instead of a hang.  ``name``
-    is how messages call the file, already made printable (``"the design 'd.json'"``).
+    larger than ``limit``), opened with :func:`open_regular`'s checks: a FIFO, a device or a
+    directory is a :class:`FileError` at once instead of a hang.  ``name`` is how messages call
+    the file, already made printable (``"the design 'd.json'"``).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as e:
-        raise FileError(f"cannot read {name}: {e.strerror}.") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileError(f"cannot read {name}: not a regular file.")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
+    with open_regular(path, name, None) as fh:
+        try:
             return fh.read(limit + 1)
-    except OSError as e:
-        if isinstance(e, FileError):
-            raise
-        raise FileError(f"cannot read {name}: {e.strerror}.") from None
-    finally:
-        os.close(fd)
+        except OSError as e:
+            raise FileError(f"cannot read {name}: {e.strerror}.") from None

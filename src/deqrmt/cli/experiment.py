@@ -6,6 +6,7 @@ import argparse
 import os
 from typing import Any
 
+from .._untrusted import integer
 from ._common import (
     add_command,
     add_device,
@@ -40,7 +41,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--layers",
-        type=int,
+        type=integer,
         default=None,
         metavar="L",
         help="ENN depth (default: the depth rule of `deqrmt design`)",
@@ -52,10 +53,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="comma-separated datasets: gmm, digits, mnist:DIR, fashion:DIR",
     )
     p.add_argument("--sigma-a2", default="0.2", metavar="S", help="σ_a² of the DEQ")
-    p.add_argument("--m", type=int, default=1024, help="width of every network")
-    p.add_argument("--seeds", type=int, default=5, help="repetitions with different weights")
-    p.add_argument("--n-train", type=int, default=1000, help="training samples per dataset")
-    p.add_argument("--n-test", type=int, default=500, help="test samples per dataset")
+    p.add_argument("--m", type=integer, default=1024, help="width of every network")
+    p.add_argument("--seeds", type=integer, default=5, help="repetitions with different weights")
+    p.add_argument("--n-train", type=integer, default=1000, help="training samples per dataset")
+    p.add_argument("--n-test", type=integer, default=500, help="test samples per dataset")
     add_device(p, "torch device; auto uses CUDA when available")
     add_json(p)
     add_plot(p, "write experiment.png into DIR, created if needed (default: no plot)")
@@ -76,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
         import torch
 
         from .._progress import progress_bar
-        from ..validate._experiment import plot_experiment, run_experiment
+        from ..validate._experiment import check_arguments, plot_experiment, run_experiment
+
+        # sizes, datasets and the work estimate refused before any work (and before the bar)
+        check_arguments(datasets, args.layers, args.m, args.seeds, args.n_train, args.n_test)
 
         device = args.device
         if device == "auto":

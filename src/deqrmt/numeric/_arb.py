@@ -30,7 +30,7 @@ import mpmath
 import sympy as sp
 from flint import acb, arb, fmpq
 
-from .._text import format_decimal, round_decimal
+from .._text import format_decimal, round_ratio
 
 __all__ = [
     "ArbContext",
@@ -277,25 +277,21 @@ def _private_context(prec: int) -> mpmath.ctx_mp.MPContext:
     return ctx
 
 
-def _exact_fraction(x: arb) -> Fraction:
-    """The exact midpoint of ``x`` as a Fraction."""
-    man, exp = x.mid().man_exp()
-    m, e = int(man), int(exp)
-    return Fraction(m * 2**e) if e >= 0 else Fraction(m, 2**-e)
+def _dyadic(x: Any) -> tuple[int, int]:
+    """(m, e) with x = m·2^e exactly, for an arf (a midpoint or a radius)."""
+    man, exp = x.man_exp()
+    return int(man), int(exp)
 
 
-def _ends(x: arb) -> tuple[Fraction, Fraction]:
-    """The exact ends mid ∓ rad (``arb.lower``/``upper`` would round at the global precision)."""
-    mid = _exact_fraction(x)
-    man, exp = arb(x.rad()).man_exp()
-    m, e = int(man), int(exp)
-    rad = Fraction(m * 2**e) if e >= 0 else Fraction(m, 2**-e)
-    return mid - rad, mid + rad
-
-
-def _round(v: Fraction, n: int) -> tuple[int, int, int]:
-    """(sign, N, e): v rounded to n significant digits (ties away from 0) is sign·N·10^(e−n+1)."""
-    return round_decimal(v, n, "nearest")
+def _ends(x: arb) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The exact ends mid ∓ rad as ratios (num, den), den a power of two (``arb.lower`` and
+    ``upper`` would round at the global precision; Fractions would take huge gcds)."""
+    (m1, e1), (m2, e2) = _dyadic(x.mid()), _dyadic(arb(x.rad()).mid())
+    e = min(e1, e2)
+    mid, rad = m1 << (e1 - e), m2 << (e2 - e)
+    den = 1 << -e if e < 0 else 1
+    scale = 1 << e if e > 0 else 1
+    return (scale * (mid - rad), den), (scale * (mid + rad), den)
 
 
 def round_digits(x: arb, n: int) -> tuple[int, int, int] | None:
@@ -306,11 +302,11 @@ def round_digits(x: arb, n: int) -> tuple[int, int, int] | None:
     """
     if not x.is_finite():
         return None
-    lo, hi = _ends(x)
-    r_lo = _round(lo, n)
+    (lo, den), (hi, _) = _ends(x)
+    r_lo = round_ratio(lo, den, n, "nearest")
     if r_lo[0] == 0 or (lo < 0 < hi):
         return None
-    return r_lo if _round(hi, n) == r_lo else None
+    return r_lo if round_ratio(hi, den, n, "nearest") == r_lo else None
 
 
 def format_digits(rounded: tuple[int, int, int], n: int, *, strip_zeros: bool = False) -> str:

@@ -4,9 +4,10 @@ The working evaluation runs at the requested precision plus a few guard digits w
 quadrature rule; the check runs with 15 more digits and a finer rule.  Truncation errors,
 quadrature errors and cancellation all show up as disagreement.
 
-A :class:`Verified` is also a number (issue 23): arithmetic with int, float, Fraction, Decimal,
-mpmath and other Verified; comparisons and hashing by exact value; ``float``; numpy's
-``__array__``; and ``.ball``, a python-flint ``arb`` enclosing it.
+A :class:`Verified` is also a number: arithmetic with int, float, Fraction, Decimal, mpmath and
+other Verified; comparisons and hashing by exact value; ``float``; numpy's ``__array__``;
+``format`` with float's format specs, rounded from the exact value; pickling (exact, the proof
+kept); and ``.ball``, a python-flint ``arb`` enclosing it.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import Any
 import mpmath
 
 from .._arguments import show
-from .._errors import InvalidArgument, PrecisionLoss
+from .._errors import BudgetExceeded, InvalidArgument, PrecisionLoss
 from .._text import ball_text, escape_controls
+from ._number_format import format_exact
 
 __all__ = [
     "Verified",
@@ -31,12 +33,20 @@ __all__ = [
     "ARITHMETIC_GUARD",
     "ball_dict",
     "certification_fields",
+    "MAX_POWER_BITS",
+    "MAX_OPERAND_BITS",
 ]
 
 #: Fewer agreeing digits than this (or than the request, if smaller) is an error, not a result.
 MIN_DIGITS = 10
 #: Arithmetic on a Verified runs at its digits plus these guard digits (mpmath) or bits (Arb).
 ARITHMETIC_GUARD = 10
+#: ``v ** n`` is refused when |n·log₂|v|| passes this: the result's exponent alone would be
+#: over 78,000 decimal digits, and printing its digits takes time quadratic in that.
+MAX_POWER_BITS = 1 << 18
+#: an operand (Decimal, mpmath) whose exact value would need more bits than this is refused
+#: before it is expanded: Decimal('1e999999999') is a 3.3-gigabit integer
+MAX_OPERAND_BITS = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True, repr=False, eq=False)
@@ -67,6 +77,11 @@ class Verified:
     * ``float(v)`` and numpy: ``np.asarray(v)`` is a float64 0-d array, and
       ``np.asarray([c.alpha_1, c.beta_1], dtype=float)`` a float64 vector.  ``int(v)`` is
       refused: say how to round (``round(float(v))``, ``math.floor(v.value)``).
+    * ``format(v, spec)`` and f-strings take float's specs (``.5f``, ``e``, ``g``, ``%``,
+      width, fill, grouping) and round half-even from the exact ``value``, never through a
+      float; digits past ``digits`` are the evaluation's, not verified.  An empty spec is
+      ``str(v)``, the verified digits.
+    * ``pickle`` round-trips exactly: same value, digits, text and ball.
     * ``.ball``: a python-flint ``arb`` that encloses the number: the proven ball when
       certified, else the verified digits ± half a unit of the last one.
 
@@ -100,12 +115,14 @@ class Verified:
             )
         if isinstance(x, bool) or hasattr(x, "_mpc_") or isinstance(x, complex):
             raise InvalidArgument(f"x={show(x)}: expected a real number.")
-        with mpmath.workprec(max(mpmath.mp.prec, 4 * self.digits + 64)):
-            try:
-                v = mpmath.mpf(x)
-            except (TypeError, ValueError):
-                raise InvalidArgument(f"x={show(x)}: expected a real number.") from None
-            return bool(abs(v - self.value) <= self.radius)
+        if _non_finite(x):
+            return False  # ±inf and nan lie in no ball
+        exact = _as_exact(x)
+        if exact is None:
+            raise InvalidArgument(
+                f"x={show(x)}: expected a real number (int, float, Fraction, Decimal, mpmath)."
+            )
+        return abs(exact - self._exact()) <= _fraction(self.radius)
 
     def __repr__(self) -> str:
         if self.radius is not None and self.digits == 0:
@@ -119,6 +136,14 @@ class Verified:
 
     def __float__(self) -> float:
         return float(self.value)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the engines compute in private mpmath contexts, whose mpf classes pickle cannot find
+        # by name: pickle the same exact values as mpmath's global mpf
+        return {k: _portable(v) for k, v in vars(self).items()}
+
+    def __format__(self, spec: str) -> str:
+        return format_exact(self._exact(), spec, str(self))
 
     def __int__(self) -> int:
         raise InvalidArgument(
@@ -240,6 +265,11 @@ class Verified:
         return _arithmetic(other, self, "pow")
 
 
+def _portable(x: Any) -> Any:
+    """An mpmath real of any context as the same exact value in mpmath's global context."""
+    return mpmath.mp.make_mpf(x._mpf_) if _is_mpf(x) and type(x) is not mpmath.mpf else x
+
+
 def _fraction(x: Any) -> Fraction:
     """An mpmath number (or anything mpmath reads) as the exact Fraction it holds."""
     # read ``_mpf_`` as it is: a value from a private mpmath context (the engine's) is not an
@@ -252,8 +282,25 @@ def _fraction(x: Any) -> Fraction:
     return Fraction(m * 2**exp) if exp >= 0 else Fraction(m, 2**-exp)
 
 
+def _refuse_huge(x: Any, bits: float) -> None:
+    if bits > MAX_OPERAND_BITS:
+        raise BudgetExceeded(
+            f"{show(x)}: its exact value needs about {bits:.3g} bits, more than the "
+            f"{MAX_OPERAND_BITS} a Verified operand may have; use float(v) or mpmath."
+        )
+
+
+def _refuse_snan(x: Any) -> None:
+    if isinstance(x, decimal.Decimal) and x.is_snan():
+        raise InvalidArgument(
+            f"{show(x)} is a signalling NaN, not a number; pass a finite Decimal "
+            "(a signalling NaN marks a missing value: replace it first)."
+        )
+
+
 def _non_finite(x: Any) -> bool:
     """An inf or nan float, Decimal or mpmath number (compared as floats, never converted)."""
+    _refuse_snan(x)
     if isinstance(x, float | decimal.Decimal):
         return not x.is_finite() if isinstance(x, decimal.Decimal) else not math.isfinite(x)
     if _is_mpf(x):
@@ -296,10 +343,20 @@ def _as_exact(x: Any) -> Fraction | None:
     if isinstance(x, int | Fraction):
         return Fraction(x)
     if isinstance(x, float | decimal.Decimal):
-        if not math.isfinite(x):
+        _refuse_snan(x)
+        if not x.is_finite() if isinstance(x, decimal.Decimal) else not math.isfinite(x):
             raise InvalidArgument(f"{show(x)}: not a finite number.")
+        if isinstance(x, decimal.Decimal):
+            exponent = x.as_tuple().exponent
+            assert isinstance(exponent, int)  # finite
+            _refuse_huge(
+                x, 3.33 * (max(abs(x.adjusted()), abs(exponent)) + len(x.as_tuple().digits))
+            )
         return Fraction(x)
     if _is_mpf(x):
+        raw = x._mpf_
+        if raw[1]:  # finite and nonzero: refuse an exponent that cannot be expanded
+            _refuse_huge(x, abs(raw[2]) + raw[3])
         return _fraction(x)
     return None
 
@@ -325,6 +382,8 @@ def _arithmetic(a: Any, b: Any, op: str) -> Any:
     for x in sides:
         if not (isinstance(x, Verified) or _is_arb(x) or _as_exact(x) is not None):
             return NotImplemented
+    if op == "pow":
+        _check_power(a, b)
     # a proven ball that proves no digit (x − x) caps nothing: its radius decides the digits
     digits = max(x.digits for x in sides if isinstance(x, Verified)) or 3 * MIN_DIGITS
     proven = all((x.certified if isinstance(x, Verified) else not _is_mpf(x)) for x in sides)
@@ -333,6 +392,22 @@ def _arithmetic(a: Any, b: Any, op: str) -> Any:
     with mpmath.workdps(digits + ARITHMETIC_GUARD):
         x, y = (_to_mpf(v) for v in sides)
         return _MP_OPS[op](x, y)
+
+
+def _check_power(base: Any, exponent: Any) -> None:
+    """Refuse ``base ** exponent`` whose result would have more than :data:`MAX_POWER_BITS`
+    bits of exponent (its digits could not be printed within a budget)."""
+    with mpmath.workprec(64):
+        b, e = _to_mpf(base), _to_mpf(exponent)
+        if b == 0 or abs(b) == 1 or e == 0:
+            return
+        bits = abs(e * mpmath.log(abs(b), 2))
+    if bits > MAX_POWER_BITS:
+        raise BudgetExceeded(
+            f"pow: the result would be about 2^{mpmath.nstr(bits, 3)} (a binary exponent "
+            f"beyond ±{MAX_POWER_BITS}); work with logarithms instead, e.g. "
+            "n * mpmath.log(v.value)."
+        )
 
 
 def _to_mpf(x: Any) -> Any:

@@ -8,9 +8,7 @@ is refused at once, and reads at most :data:`~deqrmt.sweep._limits.MAX_SPEC_BYTE
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 import tomllib
 from typing import Any
 
@@ -84,60 +82,26 @@ def parse_toml(text: str, name: str) -> dict[str, Any]:
         raise SpecError(f"{name} is not valid TOML: {str(e)[:200]}.") from None
 
 
-_FILE_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
 def _read_bytes(path: str) -> bytes:
     """The bytes of the spec file at ``path``: a regular file of at most MAX_SPEC_BYTES.
 
-    Opened non-blocking and checked with ``fstat`` before any read, so a FIFO (which would
-    block until a writer comes), a device (``/dev/zero`` never ends) or a directory is refused
-    at once, and a file that grows while read is cut at the budget.
+    Opened by :func:`deqrmt._io.open_regular` (non-blocking, checked with ``fstat`` before any
+    read), so a FIFO (which would block until a writer comes), a device (``/dev/zero`` never
+    ends) or a directory is refused at once, and a file that grows while read is cut at the
+    budget.
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        raise SpecError(f"cannot read the sweep spec {show(path)}: {e.strerror}.") from None
-    except ValueError:  # an embedded NUL
-        raise SpecError(f"cannot read the sweep spec {show(path)}: invalid path.") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            what = next((w for test, w in _FILE_KINDS if test(st.st_mode)), "not a regular file")
-            raise SpecError(
-                f"the sweep spec {show(path)} is {what}, not a regular file; give the path of a "
-                "SPEC.toml file."
-            )
-        limit = _limits.MAX_SPEC_BYTES
-        if st.st_size > limit:
-            raise BudgetExceeded(
-                f"the sweep spec {show(path)} is {st.st_size} bytes; the limit is {limit} "
-                "(docs/limits.md): a spec lists axes, not tasks."
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise BudgetExceeded(
-                f"the sweep spec {show(path)} grew past {limit} bytes while being read."
-            )
-        return b"".join(chunks)
-    except OSError as e:
-        raise SpecError(f"cannot read the sweep spec {show(path)}: {e.strerror}.") from None
-    finally:
-        os.close(fd)
+    from .._io import open_regular
+
+    limit = _limits.MAX_SPEC_BYTES
+    name = f"the sweep spec {show(path)}"
+    with open_regular(path, name, limit, error=SpecError) as fh:
+        try:
+            blob = fh.read(limit + 1)
+        except OSError as e:
+            raise SpecError(f"cannot read {name}: {e.strerror}.") from None
+    if len(blob) > limit:
+        raise BudgetExceeded(f"{name} grew past {limit} bytes while being read.")
+    return blob
 
 
 def read_spec(path: str) -> str:

@@ -57,6 +57,7 @@ from typing import NamedTuple, TypeVar
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from .._io import open_regular
 from .._text import print_stderr
 from ._effort import budget_fingerprint
 from ._serialize import Registry, dumps, loads, registry_for
@@ -154,7 +155,9 @@ def _key_path() -> Path | None:
 
 def _read_key_file(path: Path) -> bytes:
     """The key in ``path``; FileNotFoundError if absent, ValueError if unusable (and why)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    # O_NONBLOCK: a FIFO planted as the key must not hang every command at the open
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_NOCTTY", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -276,7 +279,8 @@ def _read(path: Path, key: CacheKey, entry: str, reg: Registry) -> tuple[bool, o
     """(True, value) for an authenticated entry, (False, None) for anything else (a forged
     one with a warning line); never raises."""
     try:
-        with open(path, "rb") as fh:
+        # never blocks (a FIFO planted as an entry), refuses a device or an oversized file
+        with open_regular(path, f"the cache entry {str(path)!r}", _MAX_BYTES) as fh:
             blob = fh.read(_MAX_BYTES + 1)
         if len(blob) > _MAX_BYTES:
             return False, None

@@ -8,15 +8,20 @@ trained (ridge regression on the features, one-vs-rest targets ±1).  Compared:
 * (c) a naive ENN of the same depth with the DEQ's own activation (centered at each layer).
 
 Datasets: the GMM preset of the slides, scikit-learn's bundled digits (no download), and
-optionally MNIST / Fashion-MNIST read from a local folder in torchvision's raw IDX format.
+optionally MNIST / Fashion-MNIST read from a local folder in torchvision's raw IDX format
+(untrusted files: :mod:`deqrmt.validate._idx`).
 Reported: test accuracy, mean ± std over seeds, and the wall time of the feature computation.
+
+Sizes are checked before any work (:func:`check_arguments`): seeds, width and sample counts
+within their limits, each dataset large enough for the samples asked, the arrays within the
+machine's memory and the floating-point work within :data:`MAX_FLOPS` (docs/limits.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,12 +30,41 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._errors import InvalidArgument
+from .._errors import BudgetExceeded, FileError, InvalidArgument
+from .._untrusted import bounded_int, shown
 from ._data import paper_mixture
 from ._deq import DeqWeights, solve_deq
+from ._idx import read_idx
 from ._pointwise import CenteredActivation
 
-__all__ = ["Dataset", "load_dataset", "ExperimentResult", "run_experiment", "enn_features"]
+__all__ = [
+    "Dataset",
+    "load_dataset",
+    "ExperimentResult",
+    "run_experiment",
+    "enn_features",
+    "check_arguments",
+    "MAX_FLOPS",
+    "MAX_SEEDS",
+    "MAX_WIDTH",
+    "MAX_SAMPLES",
+]
+
+#: repetitions (``--seeds``)
+MAX_SEEDS = 100
+#: the width m of every network (an m × m DEQ weight matrix: 0.5 GiB at 8192)
+MAX_WIDTH = 8192
+#: training or test samples per dataset (MNIST has 60000 and 10000)
+MAX_SAMPLES = 60000
+#: floating-point operations of a whole run, estimated up front by :func:`work_estimate`
+#: (the defaults need ~2·10¹²: a few minutes on two cores)
+MAX_FLOPS = 2e13
+#: fixed-point iterations of the DEQ assumed by the estimate (σ_a² = 0.2 converges in ~40)
+_DEQ_ITERATIONS = 60
+#: samples of scikit-learn's digits; the GMM preset's dimension; MNIST's image size
+_DIGITS_SAMPLES = 1797
+_GMM_DIMENSION = 256
+_MNIST_SHAPE = (28, 28)
 
 #: The seeds of seed s: data s, the DEQ's weights DEQ_SEED + s, the ENNs' ENN_SEED + s.
 DEQ_SEED, ENN_SEED = 1000, 2000
@@ -61,15 +95,6 @@ def _normalise(X_train: np.ndarray, X_test: np.ndarray) -> tuple[np.ndarray, np.
     return Xtr / scale, Xte / scale
 
 
-def _read_idx(path: Path) -> np.ndarray:
-    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        data = fh.read()
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
 def _find(folder: Path, stem: str) -> Path:
     for cand in (
         folder / stem,
@@ -77,45 +102,159 @@ def _find(folder: Path, stem: str) -> Path:
         folder / "raw" / stem,
         folder / "raw" / f"{stem}.gz",
     ):
-        if cand.exists():
-            return cand
+        try:
+            os.lstat(cand)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as e:  # a name too long, a NUL, a file where a folder is
+            if isinstance(e, NotADirectoryError):
+                continue
+            why = getattr(e, "strerror", None) or str(e)
+            raise FileError(
+                f"cannot look for {stem} under {shown(str(folder), 80)}: {why}."
+            ) from None
+        return cand
     raise InvalidArgument(
-        f"{stem}[.gz] not found under {folder} (expected torchvision's raw IDX files, e.g. "
-        "MNIST/raw/train-images-idx3-ubyte); nothing is downloaded at run time."
+        f"{stem}[.gz] not found under {shown(str(folder), 80)} (expected torchvision's raw IDX "
+        "files, e.g. MNIST/raw/train-images-idx3-ubyte); nothing is downloaded at run time."
     )
 
 
+def _dataset_kind(spec: object) -> str:
+    """``gmm``, ``digits``, ``mnist`` or ``fashion``; InvalidArgument for anything else."""
+    if isinstance(spec, str):
+        if spec in ("gmm", "digits"):
+            return spec
+        kind, sep, folder = spec.partition(":")
+        if sep and kind in ("mnist", "fashion") and folder:
+            return kind
+    raise InvalidArgument(
+        f"unknown dataset {shown(spec)}; use gmm, digits, mnist:DIR or fashion:DIR."
+    )
+
+
+def _idx_pair(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """The uint8 images (n × 28 × 28) and labels (n) of one split, checked to agree."""
+    images = read_idx(_find(root, f"{split}-images-idx3-ubyte"), 3, _MNIST_SHAPE)
+    labels = read_idx(_find(root, f"{split}-labels-idx1-ubyte"), 1)
+    if labels.shape[0] != images.shape[0]:
+        raise InvalidArgument(
+            f"the {split} files under {shown(str(root), 80)} disagree: {images.shape[0]} images "
+            f"but {labels.shape[0]} labels; download both files again."
+        )
+    return images, labels
+
+
+def _enough(name: str, have: int, n_train: int, n_test: int, split: bool) -> None:
+    need = n_train + n_test if split else max(n_train, n_test)
+    if need > have:
+        asked = f"n_train + n_test = {need}" if split else f"{need} samples"
+        raise InvalidArgument(
+            f"{name} has {have} samples, fewer than the {asked} asked; lower n_train "
+            "(--n-train) or n_test (--n-test)."
+        )
+
+
 def load_dataset(spec: str, *, n_train: int, n_test: int, seed: int) -> Dataset:
-    """``gmm`` (the slides' preset, p = 0.8·n_train… p = 256), ``digits`` (scikit-learn), or
-    ``mnist:DIR`` / ``fashion:DIR`` (local torchvision raw folder)."""
+    """``gmm`` (the slides' preset, p = 256), ``digits`` (scikit-learn), or ``mnist:DIR`` /
+    ``fashion:DIR`` (local torchvision raw folder, read as untrusted files)."""
+    kind = _dataset_kind(spec)
     rng = np.random.default_rng(seed)
-    if spec == "gmm":
-        p = 256
-        mix = paper_mixture(p)
+    if kind == "gmm":
+        mix = paper_mixture(_GMM_DIMENSION)
         s_tr, s_te = mix.sample(n_train, rng), mix.sample(n_test, rng)
         return Dataset("gmm", s_tr.X, s_tr.labels, s_te.X, s_te.labels)
-    if spec == "digits":
+    if kind == "digits":
         from sklearn.datasets import load_digits
 
         d = load_digits()
         X = d.data.astype(np.float64).T
         y = d.target.astype(np.int64)
+        _enough("digits", X.shape[1], n_train, n_test, split=True)
         idx = rng.permutation(X.shape[1])
         tr, te = idx[:n_train], idx[n_train : n_train + n_test]
         Xtr, Xte = _normalise(X[:, tr], X[:, te])
         return Dataset("digits", Xtr, y[tr], Xte, y[te])
-    if ":" in spec and spec.split(":", 1)[0] in ("mnist", "fashion"):
-        kind, folder = spec.split(":", 1)
-        root = Path(folder)
-        imgs = _read_idx(_find(root, "train-images-idx3-ubyte")).reshape(-1, 784).astype(np.float64)
-        labs = _read_idx(_find(root, "train-labels-idx1-ubyte")).astype(np.int64)
-        timgs = _read_idx(_find(root, "t10k-images-idx3-ubyte")).reshape(-1, 784).astype(np.float64)
-        tlabs = _read_idx(_find(root, "t10k-labels-idx1-ubyte")).astype(np.int64)
-        tr = rng.choice(imgs.shape[0], n_train, replace=False)
-        te = rng.choice(timgs.shape[0], n_test, replace=False)
-        Xtr, Xte = _normalise(imgs[tr].T, timgs[te].T)
-        return Dataset(kind, Xtr, labs[tr], Xte, tlabs[te])
-    raise InvalidArgument(f"unknown dataset {spec!r}; use gmm, digits, mnist:DIR or fashion:DIR.")
+    root = Path(spec.split(":", 1)[1])
+    imgs, labs = _idx_pair(root, "train")
+    timgs, tlabs = _idx_pair(root, "t10k")
+    _enough(f"{kind}'s training set", imgs.shape[0], n_train, 0, split=False)
+    _enough(f"{kind}'s test set", timgs.shape[0], 0, n_test, split=False)
+    tr = rng.choice(imgs.shape[0], n_train, replace=False)
+    te = rng.choice(timgs.shape[0], n_test, replace=False)
+    # only the chosen images become float64 (all 60000 would take 376 MB)
+    Xtr = imgs[tr].reshape(n_train, -1).astype(np.float64).T
+    Xte = timgs[te].reshape(n_test, -1).astype(np.float64).T
+    Xtr, Xte = _normalise(Xtr, Xte)
+    if not (np.all(np.isfinite(Xtr)) and np.all(np.isfinite(Xte))):  # every image blank
+        raise InvalidArgument(
+            f"the {kind} images under {shown(str(root), 80)} are all alike (zero variance); "
+            "download the files again."
+        )
+    return Dataset(kind, Xtr, labs[tr].astype(np.int64), Xte, tlabs[te].astype(np.int64))
+
+
+def _dimension(kind: str) -> int:
+    return {"gmm": _GMM_DIMENSION, "digits": 64}.get(kind, 784)
+
+
+def work_estimate(
+    datasets: Sequence[str], layers: int | None, m: int, seeds: int, n_train: int, n_test: int
+) -> tuple[float, int]:
+    """(floating-point operations, bytes) of a run, estimated before it starts.
+
+    Per dataset and seed: the DEQ's fixed point (~60 iterations of an m × m by m × n product),
+    two ENNs of ``layers`` layers (3 when the depth rule decides; it gives 1 or 2), and three
+    ridge fits (an m × m Gram matrix and its solve).  The memory: the data in numpy and torch,
+    the m × m weights and Gram matrix, three m × n feature matrices.
+    """
+    n = n_train + n_test
+    depth = layers or 3
+    flops, peak = 0.0, 0
+    for spec in datasets:
+        p = _dimension(_dataset_kind(spec))
+        deq = _DEQ_ITERATIONS * 2.0 * m * m * n + 2.0 * m * p * n
+        enn = 2 * (2.0 * m * p * n + (depth - 1) * 2.0 * m * m * n)
+        ridge = 3 * (2.0 * m * m * n_train + m**3 + 2.0 * m * n)
+        flops += seeds * (deq + enn + ridge)
+        peak = max(peak, 8 * (4 * p * n + 3 * m * m + m * p + 4 * m * n) + 200 * 2**20)
+    return flops, peak
+
+
+def check_arguments(
+    datasets: Sequence[str], layers: int | None, m: int, seeds: int, n_train: int, n_test: int
+) -> None:
+    """Refuse, before any work, what :func:`run_experiment` could not finish within budget."""
+    from .._budget import check_memory
+
+    if isinstance(datasets, str) or not isinstance(datasets, Sequence):
+        raise InvalidArgument(
+            f"datasets={shown(datasets)}: give a list such as ['gmm', 'digits'] "
+            "(--dataset gmm,digits)."
+        )
+    if not datasets:
+        raise InvalidArgument(
+            "no dataset given; name one or more of gmm, digits, mnist:DIR, fashion:DIR "
+            "(--dataset gmm,digits)."
+        )
+    for spec in datasets:
+        _dataset_kind(spec)
+    bounded_int(seeds, "seeds", 1, MAX_SEEDS, fix="the number of runs, each with new weights")
+    bounded_int(m, "m", 1, MAX_WIDTH, fix="the width of every network")
+    bounded_int(
+        n_train, "n_train", 2, MAX_SAMPLES, fix="training samples per dataset (MNIST has 60000)"
+    )
+    bounded_int(n_test, "n_test", 1, MAX_SAMPLES, fix="test samples per dataset (MNIST has 10000)")
+    if layers is not None:
+        bounded_int(layers, "layers", 1, 8, fix="the designed ENN's depth")
+    flops, peak = work_estimate(datasets, layers, m, seeds, n_train, n_test)
+    what = f"the experiment with m={m}, n_train={n_train}, n_test={n_test}, seeds={seeds}"
+    if flops > MAX_FLOPS:
+        raise BudgetExceeded(
+            f"{what} needs about {flops:.2g} floating-point operations, over the budget of "
+            f"{MAX_FLOPS:.2g} (MAX_FLOPS, docs/limits.md); lower --m, --n-train or --seeds."
+        )
+    check_memory(peak, what, "lower --m or --n-train")
 
 
 def enn_features(
@@ -197,9 +336,12 @@ def run_experiment(
     from ..numeric import design_enn, explicit_coefficients
     from ..symbolic import get_activation
 
+    check_arguments(datasets, layers, m, seeds, n_train, n_test)
     dt = torch.float64
     results: dict[str, dict[str, dict[str, list[float]]]] = {}
     designs: dict[str, Any] = {}
+    # every dataset read (and refused if it cannot serve) before the first design
+    first = {ds: load_dataset(ds, n_train=n_train, n_test=n_test, seed=0) for ds in datasets}
     sizes: dict[str, dict[str, Any]] = {}
     total, done = len(datasets) * (1 + 3 * seeds), 0
 
@@ -210,7 +352,7 @@ def run_experiment(
             progress(done, total)
 
     for ds_name in datasets:
-        data0 = load_dataset(ds_name, n_train=n_train, n_test=n_test, seed=0)
+        data0 = first[ds_name]
         tau0 = float(data0.tau0)  # exact as its shortest repr (DEQProblem)
         design = design_enn(
             deq, family, layers=layers, sigma_a2=sigma_a2, tau0=tau0, dps=20, starts=DESIGN_STARTS
@@ -243,7 +385,11 @@ def run_experiment(
             k: {"accuracy": [], "seconds": []} for k in ("deq", "designed_enn", "naive_enn")
         }
         for seed in range(seeds):
-            data = load_dataset(ds_name, n_train=n_train, n_test=n_test, seed=seed)
+            data = (
+                data0
+                if seed == 0
+                else load_dataset(ds_name, n_train=n_train, n_test=n_test, seed=seed)
+            )
             X = torch.as_tensor(np.hstack([data.X_train, data.X_test]), dtype=dt, device=device)
             ntr = data.X_train.shape[1]
             t = time.perf_counter()
