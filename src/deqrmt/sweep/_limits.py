@@ -9,7 +9,6 @@ and refused with a one-line :class:`deqrmt.BudgetExceeded` (or :class:`deqrmt.Sp
 
 from __future__ import annotations
 
-import os
 import reprlib
 from typing import Any
 
@@ -80,15 +79,12 @@ def task_bytes(n: int, p: int, m: int = 0, draws: int = 1) -> int:
 
 
 def machine_memory() -> int | None:
-    """Physical memory of this machine in bytes (None where the OS does not say)."""
-    try:
-        pages = os.sysconf("SC_PHYS_PAGES")
-        size = os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
-    if pages <= 0 or size <= 0:
-        return None
-    return int(pages) * int(size)
+    """Bytes a task may use on this machine (None where the OS does not say): the one memory
+    model, :func:`deqrmt._budget.available_memory` (free memory, the address-space and cgroup
+    limits)."""
+    from .._budget import available_memory
+
+    return available_memory()
 
 
 def size_text(nbytes: int) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._arguments import show
 from .._errors import InvalidArgument
 from ._coefficients import VARIANTS, Coefficients
 from ._compare import KernelErrors, eigenvalues, loglog_slope, relative_spectral_error
@@ -52,14 +53,14 @@ MC_TOL = {torch.float64: 1e-6, torch.float32: 1e-5}
 
 def resolve_device(device: str) -> str:
     """``auto`` → ``cuda`` when available, else ``cpu``; ``cuda`` without a GPU is an error."""
+    if not isinstance(device, str) or device not in {"auto", "cpu", "cuda"}:
+        raise InvalidArgument(f"device must be auto, cpu or cuda, got device={show(device)}.")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise InvalidArgument(
             "device='cuda' was asked for but torch sees no CUDA device; use device='cpu'."
         )
-    if device not in {"cpu", "cuda"}:
-        raise InvalidArgument(f"device must be auto, cpu or cuda, got {device!r}.")
     return device
 
 

@@ -1,0 +1,209 @@
+r"""The user's data matrices, checked before any work: one rule for every function that takes
+samples (:func:`deqrmt.kernels`, :class:`deqrmt.DEQKernel`, :func:`deqrmt.equivalent_kernels`).
+
+A data matrix is a numpy array, a torch tensor, or anything ``np.asarray`` reads as one (nested
+lists, a pandas frame of numbers), with rows the samples.  The rules:
+
+* **dtype**: real numbers only.  Complex data is refused (its imaginary part would be dropped
+  without a word: the kernels are of real data), and so are booleans, text, dates and object
+  arrays (mixed or ragged rows), each with the fix in the message.  Integers and float16/32
+  (and bfloat16, longdouble) are converted to float64 on purpose: the kernels are computed in
+  float64;
+* **shape**: 2-D, at least ``min_rows`` rows and one feature (a 1-D array is refused with the
+  ``reshape`` that was probably meant);
+* **memory**: the float64 copy (8 bytes per entry, 8× the bytes of uint8 data), with what the
+  caller will allocate from it (an n1 × n2 kernel), is asked of :mod:`deqrmt._budget` before
+  anything is converted;
+* **finite**: no NaN or ±inf after the conversion (checked through the minimum and maximum, which
+  propagate NaN, without an n × p temporary).
+
+torch is not imported here: a tensor is recognised by its type's module, so numpy-only callers
+(:func:`deqrmt.equivalent_kernels`) stay numpy-only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .._arguments import show
+from .._budget import check_memory
+from .._errors import InvalidArgument
+
+__all__ = ["DataMatrix", "data_matrix", "fit_in_memory"]
+
+#: dtype kinds refused, with the fix (numpy's ``dtype.kind``)
+_REFUSED = {
+    "c": "complex entries: the kernels are of real data and the imaginary part would be "
+    "dropped; pass X.real if it is zero, or its real and imaginary parts as features "
+    "(np.hstack([X.real, X.imag]))",
+    "b": "boolean entries; convert them deliberately, e.g. X.astype(float)",
+    "O": "an object array (mixed types or ragged rows); give a numeric array of one dtype",
+    "U": "text entries; give numbers (e.g. np.asarray(X, dtype=float) after parsing them)",
+    "S": "bytes entries; give numbers",
+    "M": "dates; give numbers",
+    "m": "time differences; give numbers",
+    "V": "a structured array; give a plain numeric array",
+}
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach")
+
+
+@dataclasses.dataclass(frozen=True)
+class DataMatrix:
+    """A checked n × p data matrix, not yet converted: ``raw`` is a numpy array or a torch
+    tensor (``is_torch``) of real numbers; :meth:`numpy` and :meth:`torch` give float64."""
+
+    raw: Any
+    name: str
+    is_torch: bool
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (int(self.raw.shape[0]), int(self.raw.shape[1]))
+
+    @property
+    def copy_bytes(self) -> int:
+        """Bytes of the float64 copy the conversion makes (0 when there is none)."""
+        n, p = self.shape
+        if self.is_torch:
+            import torch
+
+            same = self.raw.dtype == torch.float64
+        else:
+            same = self.raw.dtype == np.float64 and self.raw.flags.c_contiguous
+        return 0 if same else 8 * n * p
+
+    def numpy(self) -> np.ndarray:
+        """The matrix as a float64 numpy array (refused when it holds NaN or ±inf)."""
+        a = self.raw.detach().cpu().numpy() if self.is_torch else self.raw
+        out = np.asarray(a, dtype=np.float64)
+        if out.size and not (math.isfinite(float(out.min())) and math.isfinite(float(out.max()))):
+            raise _not_finite(self.name)
+        return out
+
+    def torch(self) -> Any:
+        """The matrix as a float64 torch tensor (on the input's device when it is a tensor)."""
+        import torch
+
+        t = self.raw.detach() if self.is_torch else torch.as_tensor(self.raw)
+        t = t.to(torch.float64)
+        lo, hi = torch.aminmax(t)  # NaN propagates; no n × p temporary, unlike isfinite(t).all()
+        if not bool(torch.isfinite(lo) & torch.isfinite(hi)):
+            raise _not_finite(self.name)
+        return t
+
+
+def _not_finite(name: str) -> InvalidArgument:
+    return InvalidArgument(
+        f"{name} has non-finite entries (nan or inf, or beyond float64's range); remove or "
+        "impute them first."
+    )
+
+
+def _refuse_kind(name: str, kind: str, dtype: Any) -> None:
+    if kind in _REFUSED:
+        raise InvalidArgument(f"{name} has dtype {dtype}: {_REFUSED[kind]}.")
+
+
+def _torch_raw(X: Any, name: str) -> Any:
+    import torch
+
+    if X.layout != torch.strided:
+        raise InvalidArgument(f"{name} is a sparse tensor ({X.layout}); pass {name}.to_dense().")
+    dt = X.dtype
+    if dt.is_complex:
+        _refuse_kind(name, "c", dt)
+    if dt == torch.bool:
+        _refuse_kind(name, "b", dt)
+    if not (dt.is_floating_point or dt in _torch_ints()):
+        raise InvalidArgument(f"{name} has dtype {dt}; give real numbers (float or int).")
+    return X
+
+
+def _torch_ints() -> set[Any]:
+    import torch
+
+    names = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+    return {getattr(torch, t) for t in names if hasattr(torch, t)}
+
+
+def _numpy_raw(X: Any, name: str) -> np.ndarray:
+    if X is None or isinstance(X, str | bytes | Mapping | set | frozenset | numbers.Number):
+        raise InvalidArgument(
+            f"{name}={show(X)}: expected a 2-D array of numbers (rows are samples), got "
+            f"{type(X).__name__}."
+        )
+    if isinstance(X, np.ndarray):
+        a = X
+    else:
+        try:
+            a = np.asarray(X)
+        except (TypeError, ValueError) as e:  # ragged nested lists, an unconvertible object
+            raise InvalidArgument(
+                f"{name}: expected a 2-D array of numbers (rows are samples); numpy cannot "
+                f"read it as one ({show(str(e))}): are its rows of different lengths?"
+            ) from None
+    if isinstance(a, np.ma.MaskedArray):
+        raise InvalidArgument(
+            f"{name} is a masked array; fill or drop the masked entries ({name}.filled(...))."
+        )
+    if a.dtype.kind not in "fiu":
+        _refuse_kind(name, a.dtype.kind, a.dtype)
+        raise InvalidArgument(f"{name} has dtype {a.dtype}; give real numbers.")
+    return a
+
+
+def data_matrix(X: Any, name: str, *, min_rows: int = 1) -> DataMatrix:
+    """``X`` checked as an n × p matrix of real numbers (see the module's rules), unconverted.
+
+    Raises:
+      InvalidArgument: not an array of real numbers (complex, bool, text, object, ragged), not
+        2-D, fewer than ``min_rows`` rows or no feature; the message names ``name``.
+
+    Example:
+      >>> d = data_matrix(np.arange(6, dtype=np.uint8).reshape(3, 2), "X")
+      >>> d.shape, d.copy_bytes, d.numpy().dtype
+      ((3, 2), 48, dtype('float64'))
+    """
+    is_torch = _is_torch(X)
+    raw = _torch_raw(X, name) if is_torch else _numpy_raw(X, name)
+    shape = tuple(int(s) for s in raw.shape)
+    if len(shape) == 1:
+        raise InvalidArgument(
+            f"{name} must be 2-D (rows are samples), got shape {shape}; use "
+            f"{name}.reshape(-1, 1) for one feature or {name}.reshape(1, -1) for one sample."
+        )
+    if len(shape) != 2:
+        raise InvalidArgument(
+            f"{name} must be a 2-D array (rows are samples, columns features), got shape {shape}."
+        )
+    if shape[0] < min_rows or shape[1] < 1:
+        rows = "one row" if min_rows == 1 else f"{min_rows} rows"
+        raise InvalidArgument(
+            f"{name} must have at least {rows} and one feature, got shape {shape}."
+        )
+    return DataMatrix(raw, name, is_torch)
+
+
+def fit_in_memory(what: str, *data: DataMatrix | None, extra: float = 0, fix: str) -> None:
+    """Ask the memory budget for the float64 copies of ``data`` and ``extra`` more bytes (the
+    caller's output) before anything is converted or allocated.
+
+    Raises:
+      BudgetExceeded: more than this process may use; the message gives the estimate and ``fix``.
+    """
+    need = extra + sum(d.copy_bytes for d in data if d is not None and not _on_gpu(d))
+    shapes = " and ".join(f"{d.name} of shape {d.shape} ({d.raw.dtype})" for d in data if d)
+    check_memory(need, f"{what} for {shapes}", fix)
+
+
+def _on_gpu(d: DataMatrix) -> bool:
+    return d.is_torch and d.raw.device.type != "cpu"
