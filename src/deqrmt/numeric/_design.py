@@ -32,9 +32,9 @@ from typing import Any
 import mpmath
 
 from .. import _arguments
-from .._errors import BudgetExceeded, InvalidArgument, NoConvergence
+from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, NoConvergence
 from .._untrusted import bounded_int
-from ..symbolic import Family, get_family
+from ..symbolic import Family, get_activation, get_family
 from ._arb import bits_for_digits, workprec
 from ._deq import deq_coefficients
 from ._deq_records import DEQCoefficients
@@ -151,7 +151,15 @@ def design_enn(
             f"starts={starts!r}: choose 1 to {MAX_STARTS} multi-starts (docs/limits.md)."
         )
     seed = bounded_int(seed, "seed", 0, MAX_SEED, fix="a seed is a non-negative integer")
-    fam = get_family(family)  # refused before the DEQ is solved
+    certify = _arguments.boolean(certify, "certify")
+    if not isinstance(deq_activation, DEQCoefficients | DEQProblem):
+        deq_activation = get_activation(deq_activation, "deq_activation")
+    try:
+        fam = get_family(family)  # refused before the DEQ is solved
+    except DeqrmtError as e:
+        if str(e).startswith("family"):
+            raise
+        raise type(e)(f"family={_arguments.show(family)}: {e}") from None
     budget = SearchBudget()
     try:
         return _design(

@@ -14,8 +14,9 @@ lists, a pandas frame of numbers), with rows the samples.  The rules:
 * **memory**: the float64 copy (8 bytes per entry, 8× the bytes of uint8 data), with what the
   caller will allocate from it (an n1 × n2 kernel), is asked of :mod:`deqrmt._budget` before
   anything is converted;
-* **finite**: no NaN or ±inf after the conversion (checked through the minimum and maximum, which
-  propagate NaN, without an n × p temporary).
+* **finite**: no NaN or ±inf (checked on the data as given, through its minimum and maximum,
+  which propagate NaN, without an n × p temporary; once more after the conversion for a
+  longdouble beyond float64's range).
 
 torch is not imported here: a tensor is recognised by its type's module, so numpy-only callers
 (:func:`deqrmt.equivalent_kernels`) stay numpy-only.
@@ -35,7 +36,7 @@ from .._arguments import show
 from .._budget import check_memory
 from .._errors import InvalidArgument
 
-__all__ = ["DataMatrix", "data_matrix", "fit_in_memory"]
+__all__ = ["DataMatrix", "data_matrix", "data_pair", "fit_in_memory"]
 
 #: dtype kinds refused, with the fix (numpy's ``dtype.kind``)
 _REFUSED = {
@@ -82,10 +83,10 @@ class DataMatrix:
         return 0 if same else 8 * n * p
 
     def numpy(self) -> np.ndarray:
-        """The matrix as a float64 numpy array (refused when it holds NaN or ±inf)."""
+        """The matrix as a float64 numpy array."""
         a = self.raw.detach().cpu().numpy() if self.is_torch else self.raw
         out = np.asarray(a, dtype=np.float64)
-        if out.size and not (math.isfinite(float(out.min())) and math.isfinite(float(out.max()))):
+        if self.raw.dtype.itemsize > 8 and not _finite_np(out):  # longdouble beyond float64
             raise _not_finite(self.name)
         return out
 
@@ -95,10 +96,25 @@ class DataMatrix:
 
         t = self.raw.detach() if self.is_torch else torch.as_tensor(self.raw)
         t = t.to(torch.float64)
-        lo, hi = torch.aminmax(t)  # NaN propagates; no n × p temporary, unlike isfinite(t).all()
-        if not bool(torch.isfinite(lo) & torch.isfinite(hi)):
+        if not self.is_torch and self.raw.dtype.itemsize > 8 and not _finite_torch(t):
             raise _not_finite(self.name)
         return t
+
+
+def _finite_np(a: np.ndarray) -> bool:
+    """No NaN or ±inf (the minimum and maximum propagate NaN: no n × p temporary)."""
+    if a.dtype.kind != "f" or not a.size:
+        return True
+    return math.isfinite(float(a.min())) and math.isfinite(float(a.max()))
+
+
+def _finite_torch(t: Any) -> bool:
+    import torch
+
+    if not t.dtype.is_floating_point or not t.numel():
+        return True
+    lo, hi = torch.aminmax(t)  # NaN propagates, unlike isfinite(t).all() no n × p temporary
+    return bool(torch.isfinite(lo) & torch.isfinite(hi))
 
 
 def _not_finite(name: str) -> InvalidArgument:
@@ -190,7 +206,23 @@ def data_matrix(X: Any, name: str, *, min_rows: int = 1) -> DataMatrix:
         raise InvalidArgument(
             f"{name} must have at least {rows} and one feature, got shape {shape}."
         )
+    if not (_finite_torch(raw) if is_torch else _finite_np(raw)):
+        raise _not_finite(name)
     return DataMatrix(raw, name, is_torch)
+
+
+def data_pair(
+    X1: Any, X2: Any, names: tuple[str, str] = ("X1", "X2")
+) -> tuple[DataMatrix, DataMatrix | None]:
+    """Two data matrices with the same number of features (``X2`` None: only X1)."""
+    d1 = data_matrix(X1, names[0])
+    d2 = None if X2 is None else data_matrix(X2, names[1])
+    if d2 is not None and d2.shape[1] != d1.shape[1]:
+        raise InvalidArgument(
+            f"{names[0]} and {names[1]} must have the same number of features, got "
+            f"{d1.shape[1]} and {d2.shape[1]}."
+        )
+    return d1, d2
 
 
 def fit_in_memory(what: str, *data: DataMatrix | None, extra: float = 0, fix: str) -> None:

@@ -119,9 +119,11 @@ def equivalent_kernels(
       ((40, 40), (40, 40))
     """
     from ..numeric import DEQProblem, deq_coefficients, equivalent_kernel
+    from ..symbolic import get_activation
 
     # the activation, σ's, trainable and dps first (the problem at τ0 = 1): cheap, and a
     # wrong one is named before the data is touched
+    act = get_activation(act, "act")
     DEQProblem.make(act, sigma_a2, sigma_b2, 1, dps, trainable=trainable)
     if statistics is not None and not isinstance(statistics, MixtureStatistics):
         raise InvalidArgument(
@@ -144,7 +146,7 @@ def equivalent_kernels(
         counts = np.bincount(idx)
         if (counts < 2).any():
             raise InvalidArgument(
-                f"every class needs at least 2 samples to estimate its covariance; class "
+                f"labels: every class needs at least 2 samples to estimate its covariance; class "
                 f"{classes[int(np.argmin(counts))]!r} has {int(counts.min())}."
             )
         stats = empirical_statistics(MixtureSample(Xt, idx, counts))

@@ -18,7 +18,7 @@ import torch
 
 from .._arguments import choice, integer, number, show
 from .._errors import InvalidArgument
-from ._data_args import data_matrix, fit_in_memory
+from ._data_args import data_pair, fit_in_memory
 from ._pointwise import CenteredActivation
 
 __all__ = [
@@ -59,16 +59,19 @@ def sigmas(sigma_a2: Any, sigma_b2: Any) -> tuple[float, float]:
     return a2, b2
 
 
-def as_activation(act: Any, center: float | None) -> CenteredActivation:
-    """A :class:`CenteredActivation` from a name/expression/Activation and a centre (None: 0)."""
+def as_activation(act: Any, center: float | None, name: str = "act") -> CenteredActivation:
+    """A :class:`CenteredActivation` from a name/expression/Activation and a centre (None: 0);
+    ``name`` is the argument's, for messages."""
     if isinstance(act, CenteredActivation):
         if center is not None and center != act.center:
-            raise InvalidArgument("center given for an activation that is already centred.")
+            raise InvalidArgument(
+                f"center={show(center)}: given for an activation that is already centred."
+            )
         return act
     from ..symbolic import get_activation
 
     c = 0.0 if center is None else float(center)
-    return CenteredActivation.from_activation(get_activation(act), c)
+    return CenteredActivation.from_activation(get_activation(act, name), c)
 
 
 def resolve(device: Any) -> torch.device:
@@ -137,6 +140,7 @@ def kernel_options(
     kind: Any,
     center: Any,
     trainable: Any,
+    name: str = "act",
 ) -> KernelOptions:
     """The options shared by :func:`deqrmt.kernels`, ``kernel_diagonal`` and ``DEQKernel``,
     checked (cheap arguments first, the activation's parse last)."""
@@ -144,7 +148,7 @@ def kernel_options(
     c = _center(center)
     tr = _trainable(trainable)
     a2, b2 = sigmas(sigma_a2, sigma_b2)
-    return KernelOptions(as_activation(act, c), a2, b2, kind, c, tr)
+    return KernelOptions(as_activation(act, c, name), a2, b2, kind, c, tr)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,12 +201,7 @@ def kernel_arguments(
     tile = integer(tile, "tile", lo=1, hi=max_tile)
     progress = _progress(progress)
     dev = resolve(device)
-    d1 = data_matrix(X1, "X1")
-    d2 = None if X2 is None else data_matrix(X2, "X2")
-    if d2 is not None and d2.shape[1] != d1.shape[1]:
-        raise InvalidArgument(
-            f"X1 and X2 must have the same number of features, got {d1.shape[1]} and {d2.shape[1]}."
-        )
+    d1, d2 = data_pair(X1, X2)
     opts = kernel_options(
         act, sigma_a2=sigma_a2, sigma_b2=sigma_b2, kind=kind, center=center, trainable=trainable
     )

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 from sklearn.gaussian_process.kernels import Kernel
 
-from .._arguments import boolean
+from .._arguments import boolean, show
 from .._errors import InvalidArgument
+from ._data_args import data_pair
 from ._kernel_args import KernelOptions, kernel_options, resolve
 from ._kernels import kernel_diagonal, kernels
 
@@ -86,8 +87,9 @@ class DEQKernel(Kernel):  # type: ignore[misc]
         known = self.get_params(deep=False)
         for key in params:
             if key not in known:
+                shown = key if key.isidentifier() and key.isascii() else show(key)
                 raise InvalidArgument(
-                    f"{key}: not a parameter of DEQKernel; choose one of {', '.join(known)}."
+                    f"{shown}: not a parameter of DEQKernel; choose one of {', '.join(known)}."
                 )
         old = dict(known)
         super().set_params(**params)
@@ -102,18 +104,17 @@ class DEQKernel(Kernel):  # type: ignore[misc]
         """Every parameter checked (the activation parsed once per (activation, center):
         set_params may change either)."""
         resolve(self.device)
-        key = (repr(self.activation), repr(self.center))
-        cached = self.__dict__.get("_parsed")
-        if cached is None or cached[0] != key:
+        cached = self.__dict__.get("_parsed")  # (activation, center, φ): the very objects
+        if cached is None or cached[0] is not self.activation or cached[1] is not self.center:
             opts = kernel_options(
                 self.activation, sigma_a2=self.sigma_a2, sigma_b2=self.sigma_b2,
-                kind=self.kind, center=self.center, trainable=self.trainable,
+                kind=self.kind, center=self.center, trainable=self.trainable, name="activation",
             )  # fmt: skip
-            self.__dict__["_parsed"] = (key, opts.phi)
+            self.__dict__["_parsed"] = (self.activation, self.center, opts.phi)
             return opts
         return kernel_options(
-            cached[1], sigma_a2=self.sigma_a2, sigma_b2=self.sigma_b2, kind=self.kind,
-            center=None, trainable=self.trainable,
+            cached[2], sigma_a2=self.sigma_a2, sigma_b2=self.sigma_b2, kind=self.kind,
+            center=None, trainable=self.trainable, name="activation",
         )  # fmt: skip
 
     def _options(self) -> dict[str, Any]:
@@ -127,7 +128,7 @@ class DEQKernel(Kernel):  # type: ignore[misc]
 
     def _phi(self) -> Any:
         self._checked()
-        return self.__dict__["_parsed"][1]
+        return self.__dict__["_parsed"][2]
 
     def __call__(
         self, X: Any, Y: Any = None, eval_gradient: bool = False
@@ -139,6 +140,7 @@ class DEQKernel(Kernel):  # type: ignore[misc]
                 "eval_gradient=True: the gradient can only be evaluated when Y is None "
                 "(scikit-learn's rule)."
             )
+        data_pair(X, Y, ("X", "Y"))  # named as here (kernels would say X1, X2)
         opts = self._options()
         K = kernels(self._phi(), X, Y, device=self.device, **opts)
         if eval_gradient:
