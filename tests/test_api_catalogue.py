@@ -204,6 +204,9 @@ BASE: dict[str, dict[str, Any]] = {
 CONTEXT: dict[tuple[str, str], dict[str, Any]] = {
     ("spectrum", "mixture"): {"data": "gmm"},
     ("spectrum", "enn"): {"data": "gmm"},
+    ("spectrum", "seed"): {"mc": True},  # the seed of the sampled data: read with mc
+    ("spectrum", "width"): {"mc": True},
+    ("spectrum", "device"): {"mc": True},
 }
 #: records: built by the library and handed to the user (their constructors are not an entry
 #: point; DEQProblem.make is DEQProblem's checked constructor); their methods are enumerated
@@ -478,3 +481,127 @@ def test_an_unclassified_parameter_gets_the_junk_catalogue() -> None:
     assert _refuses("f", "brand_new", lambda: f(brand_new=JUNK[0]), JUNK[0]) == (
         "f(brand_new=Opaque()): accepted"
     )
+
+
+# --- the cases of the hostile review, one by one -------------------------------------------------
+
+_C = X + 1e-3j
+REVIEW: dict[str, tuple[type[DeqrmtError], str, Callable[[], Any]]] = {
+    "kernels complex numpy": (
+        deqrmt.InvalidArgument,
+        "X1 has dtype complex128",
+        lambda: deqrmt.kernels("relu", _C),
+    ),
+    "kernels complex torch": (
+        deqrmt.InvalidArgument,
+        "X1 has dtype torch.complex128",
+        lambda: deqrmt.kernels("relu", torch.tensor(_C)),
+    ),
+    "DEQKernel.diag complex": (
+        deqrmt.InvalidArgument,
+        "X has dtype complex128",
+        lambda: deqrmt.DEQKernel().diag(_C),
+    ),
+    "equivalent_kernels complex": (
+        deqrmt.InvalidArgument,
+        "X has dtype complex128",
+        lambda: deqrmt.equivalent_kernels("tanh", _C),
+    ),
+    "trainable=5": (
+        deqrmt.UnknownTrainable,
+        "trainable=5",
+        lambda: deqrmt.kernels("relu", X, trainable=5),
+    ),
+    "trainable=None": (
+        deqrmt.UnknownTrainable,
+        "trainable=None",
+        lambda: deqrmt.kernels("relu", X, trainable=None),
+    ),
+    "center='abc'": (
+        deqrmt.InvalidArgument,
+        "center='abc' is not a number",
+        lambda: deqrmt.kernels("relu", X, center="abc"),
+    ),
+    "progress=3": (
+        deqrmt.InvalidArgument,
+        "progress=3",
+        lambda: deqrmt.kernels("relu", X, progress=3),
+    ),
+    "points='a'": (
+        deqrmt.InvalidArgument,
+        "points='a'",
+        lambda: deqrmt.spectrum("relu", points="a"),
+    ),
+    "points=nan": (
+        deqrmt.InvalidArgument,
+        "points=nan",
+        lambda: deqrmt.spectrum("relu", points=NAN),
+    ),
+    "points=None": (
+        deqrmt.InvalidArgument,
+        "points=None",
+        lambda: deqrmt.spectrum("relu", points=None),
+    ),
+    "points=10**9": (
+        deqrmt.BudgetExceeded,
+        "points=1000000000: choose an integer from 64 to 20001",
+        lambda: deqrmt.spectrum("relu", points=10**9),
+    ),
+    "mixture={...}": (
+        deqrmt.SpecError,
+        "mixture: `class`",
+        lambda: deqrmt.spectrum("relu", data="gmm", mixture={"p": 20}),
+    ),
+    "mixture=a path": (
+        deqrmt.FileError,
+        "the mixture '/nonexistent/m.toml'",
+        lambda: deqrmt.spectrum("relu", data="gmm", mixture="/nonexistent/m.toml"),
+    ),
+    "mixture with NaN means": (
+        deqrmt.InvalidArgument,
+        "mixture.means has non-finite entries",
+        lambda: deqrmt.spectrum("relu", data="gmm", n=100, mixture=_bad_mixture("means")),
+    ),
+    "mixture with a negative variance": (
+        deqrmt.InvalidArgument,
+        "mixture.covariances: a negative variance",
+        lambda: deqrmt.spectrum("relu", data="gmm", n=100, mixture=_bad_mixture("cov")),
+    ),
+    "seed=-1 with mc": (
+        deqrmt.InvalidArgument,
+        "seed=-1: choose an integer from 0",
+        lambda: deqrmt.spectrum("relu", n=100, d=120, mc=True, seed=-1),
+    ),
+    "seed=1.5 with mc": (
+        deqrmt.InvalidArgument,
+        "seed=1.5: expected an integer",
+        lambda: deqrmt.spectrum("relu", n=100, d=120, mc=True, seed=1.5),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REVIEW))
+def test_the_cases_of_the_hostile_review(case: str) -> None:
+    """Each was a raw exception or a silently wrong number; now a named one-line error."""
+    error, says, call = REVIEW[case]
+    with pytest.raises(error) as info:
+        call()
+    _one_line(str(info.value))
+    assert says in str(info.value), str(info.value)
+
+
+def test_accepted_values_are_converted_deliberately() -> None:
+    """What the checks accept means what it says: tol='1e-8' is the number 1e-8; integer and
+    float32 data are the same points in float64 (uint8 255 is 255, not -1)."""
+    ref = deqrmt.kernels("tanh", X, tol=1e-8)
+    assert np.array_equal(deqrmt.kernels("tanh", X, tol="1e-8"), ref)
+    Z = np.arange(12).reshape(4, 3) / 20
+    as_float = deqrmt.kernels("relu", Z)
+    for dtype in (np.float32, np.float16):
+        got = deqrmt.kernels("relu", Z.astype(dtype))
+        want = deqrmt.kernels("relu", Z.astype(dtype).astype(np.float64))
+        assert np.array_equal(got, want) and np.allclose(got, as_float, rtol=1e-3)
+    U = np.array([[255, 0], [1, 2]], dtype=np.uint8)
+    assert np.array_equal(deqrmt.kernels("relu", U), deqrmt.kernels("relu", U.astype(float)))
+    t = deqrmt.kernels("relu", torch.tensor(U))
+    assert t.dtype == torch.float64 and np.array_equal(t.numpy(), deqrmt.kernels("relu", U))

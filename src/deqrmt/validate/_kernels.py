@@ -84,9 +84,12 @@ def kernels(
     (0.98 for tanh), or use high-dimensional data as the theory does (`|ρ| = O(p^{-1/2})`).
 
     Raises:
-      InvalidArgument: malformed data (not 2-D, empty, non-finite, X1 and X2 with different
-        numbers of features), σ's ≤ 0, an unknown ``kind`` or ``device`` (or ``cuda`` without a
-        CUDA device).
+      InvalidArgument: malformed data (complex, boolean, text or object entries, not 2-D,
+        empty, non-finite, X1 and X2 with different numbers of features), σ's ≤ 0, an unknown
+        ``kind``, ``method`` or ``device`` (or ``cuda`` without a CUDA device), ``tol`` outside
+        [1e-15, 1e-2], a ``center`` that is not a number, a ``progress`` that is not a
+        function; each named (:mod:`._kernel_args`).
+      UnknownTrainable: ``trainable`` not a non-empty subset of a, A, B.
       BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it for a few rows of X1
         at a time), or ``tile`` above 2048.
       ParseError, UnknownActivation: the activation is not understood.

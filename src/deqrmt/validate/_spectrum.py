@@ -104,8 +104,9 @@ def spectrum(
       n: matrix size (default 1000 for the sphere, HLD's Figure 1; 1024 for the mixture).
       d: the data dimension (default 1200 for the sphere; p = round(0.8 n) for the preset, the
         mixture's own p otherwise).
-      mixture: a :class:`GaussianMixture` with diagonal covariances (``data="gmm"``; e.g. from
-        :func:`load_mixture`).
+      mixture: a :class:`GaussianMixture` with diagonal covariances (``data="gmm"``), its
+        description as a dict (the keys of the TOML format of :func:`load_mixture`), or the
+        path of such a file.
       sigma_a2, sigma_b2: σ_a², σ_b² (σ_b² defaults to 1 − σ_a²); exact strings or numbers.
       mc: sample the data (``seed``), compute the exact kernels and their eigenvalues, and
         compare: Kolmogorov distance of the bulk ≤ ``max_ks`` and top spike within
@@ -131,11 +132,15 @@ def spectrum(
       ``report.figure()`` draws HLD 2023's Figure 1 layout.
 
     Raises:
-      InvalidArgument: an unknown ``data``, a mixture or ENN with ``data="sphere"``, ``width``
-        without ``mc``, a tolerance outside (0, 1], n < 4, a mixture whose covariances are not
-        diagonal, or a ``d`` that differs from the mixture's p.
+      InvalidArgument: an unknown ``data`` or ``device``, a mixture or ENN with
+        ``data="sphere"``, ``width`` without ``mc``, a tolerance outside (0, 1], n < 4, a seed
+        that is not an integer ≥ 0, ``points`` outside [64, 20001], a mixture that is not
+        finite, has a negative variance or covariances that are not diagonal, or a ``d`` that
+        differs from the mixture's p; each named.
+      SpecError, FileError: a mixture description or file that does not parse.
       BudgetExceeded: n > 10⁷; with ``mc``, n > 8192, n·d > 5·10⁷ or ``width`` > 8192
-        (docs/limits.md).
+        (docs/limits.md); the grid or the Monte Carlo check beyond the memory this process may
+        use (:mod:`deqrmt._budget`).
       ParseError, UnknownActivation: the activation is not understood.
       ContractionError: σ_a² outside the region where the fixed point is unique and attracting.
 
