@@ -34,7 +34,7 @@ import mpmath
 from .. import _arguments
 from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, NoConvergence
 from .._untrusted import bounded_int
-from ..symbolic import Family, get_activation, get_family
+from ..symbolic import Activation, Family, get_activation, get_family
 from ._arb import bits_for_digits, workprec
 from ._deq import deq_coefficients
 from ._deq_records import DEQCoefficients
@@ -152,8 +152,11 @@ def design_enn(
         )
     seed = bounded_int(seed, "seed", 0, MAX_SEED, fix="a seed is a non-negative integer")
     certify = _arguments.boolean(certify, "certify")
-    if not isinstance(deq_activation, DEQCoefficients | DEQProblem):
-        deq_activation = get_activation(deq_activation, "deq_activation")
+    deq: Activation | DEQProblem | DEQCoefficients = (
+        deq_activation
+        if isinstance(deq_activation, DEQCoefficients | DEQProblem)
+        else get_activation(deq_activation, "deq_activation")
+    )
     try:
         fam = get_family(family)  # refused before the DEQ is solved
     except DeqrmtError as e:
@@ -163,7 +166,7 @@ def design_enn(
     budget = SearchBudget()
     try:
         return _design(
-            deq_activation, fam, layers=layers, kernel=kernel, sigma_a2=sigma_a2,
+            deq, fam, layers=layers, kernel=kernel, sigma_a2=sigma_a2,
             sigma_b2=sigma_b2, tau0=tau0, dps=dps, trainable=trainable, starts=starts, seed=seed,
             progress=progress, budget=budget, certify=certify,
         )  # fmt: skip
@@ -172,7 +175,7 @@ def design_enn(
 
 
 def _design(
-    deq_activation: str | DEQProblem | DEQCoefficients,
+    deq_activation: Activation | DEQProblem | DEQCoefficients,
     fam: Family,
     *,
     layers: int | None,
