@@ -257,3 +257,26 @@ def test_argument_sizes_use_the_same_model(monkeypatch: pytest.MonkeyPatch) -> N
     memory_budget(50 * 2**20, "n", 10, "x")
     with pytest.raises(BudgetExceeded, match="n=10: the kernel needs about 90"):
         memory_budget(90 * 2**20, "n", 10, "the kernel")
+
+
+def test_a_validation_run_is_sized_before_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``deqrmt validate --n 100000 --m 10000000`` was a MemoryError (exit 70) from numpy."""
+    from deqrmt.validate import ValidationConfig
+
+    monkeypatch.setattr(budget, "available_memory", lambda: 8 * GIB)
+    with pytest.raises(BudgetExceeded) as info:
+        ValidationConfig("tanh", ns=(1000, 100_000), m=10_000_000)
+    msg = str(info.value)
+    assert msg.startswith("a validation run at n=100000 (p = 80000) and m=10000000 needs"), msg
+    assert msg.endswith("lower the largest n or m."), msg
+    ValidationConfig("tanh", ns=(256, 512), m=2048)  # ~0.2 GB: accepted
+    with pytest.raises(BudgetExceeded, match="at n=40000 .p = 32000. needs"):
+        ValidationConfig("tanh", ns=(40_000,), monte_carlo=False)  # the exact kernels alone
+
+
+def test_the_sweep_and_the_api_share_the_estimate() -> None:
+    """One formula (measured: benchmarks/sweep.py --memory): a sweep's task is a run plus a
+    fresh interpreter."""
+    for n, p, m in ((2048, 1638, 0), (512, 410, 2048)):
+        assert _limits.task_bytes(n, p, m) == budget.run_bytes(n, p, m) + 256 * 2**20
+    assert budget.run_bytes(2048, 1638, 0) == 8 * (12 * 2048**2 + 4 * 2048 * 1638)

@@ -28,7 +28,7 @@ import stat
 
 from ._errors import BudgetExceeded
 
-__all__ = ["available_memory", "check_memory", "format_bytes", "memory_limits"]
+__all__ = ["available_memory", "check_memory", "format_bytes", "memory_limits", "run_bytes"]
 
 #: what is left for the run's own arrays: the rest is the interpreter, libraries, the OS
 _USABLE = 0.8
@@ -184,6 +184,18 @@ def available_memory() -> int | None:
     none is known)."""
     limits = memory_limits()
     return min(limits.values()) if limits else None
+
+
+def run_bytes(n: int, p: int, m: int = 0) -> int:
+    """Peak bytes of one Monte Carlo check on n samples of dimension p with a width-m DEQ
+    (m = 0: the exact kernels alone), beyond the interpreter.
+
+    Measured (``python benchmarks/sweep.py --memory``, relu, float64): the exact kernels hold
+    about 12 n × n matrices (the equivalents Ḡ, K̄, the exact G*, K*, their differences and
+    spectra) on top of the p × n data; a network ~2 m × m and ~4 m × (n + p) (weights, the
+    fixed point, the adjoint solve); networks drawn one after another.
+    """
+    return 8 * (12 * n * n + 4 * n * p + 2 * m * m + 4 * m * (n + p))
 
 
 def format_bytes(n: float) -> str:

@@ -64,18 +64,15 @@ def show(value: Any) -> str:
 
 
 def task_bytes(n: int, p: int, m: int = 0, draws: int = 1) -> int:
-    """Peak memory estimate (bytes) of one ``exact`` (m = 0) or ``validate`` task's process.
-
-    Measured (``python benchmarks/sweep.py --memory``, relu, float64): the exact kernels hold
-    about 12 n×n matrices (the equivalents Ḡ, K̄, the exact G*, K*, their differences and
-    spectra) on top of the p×n data; a Monte Carlo network ~2 m×m and ~4 m×(n + p) (weights,
-    the fixed point, the adjoint solve); ``draws`` networks run one after another.  Plus
-    256 MiB for the interpreter with numpy and torch.  At the sizes that matter for the budget
-    it over-counts slightly (n = 2048: 742 MiB estimated, 705 MiB measured).
+    """Peak memory estimate (bytes) of one ``exact`` (m = 0) or ``validate`` task's process:
+    :func:`deqrmt._budget.run_bytes` (8·(12n² + 4np + 2m² + 4m(n + p)), measured) plus 256 MiB
+    for a fresh interpreter with numpy and torch.  At the sizes that matter for the budget it
+    over-counts slightly (n = 2048: 742 MiB estimated, 705 MiB measured).
     """
+    from .._budget import run_bytes
+
     del draws  # sequential: the peak is one network's
-    words = 12 * n * n + 4 * n * p + 2 * m * m + 4 * m * (n + p)
-    return 8 * words + 256 * 2**20
+    return run_bytes(n, p, m) + 256 * 2**20
 
 
 def machine_memory() -> int | None:

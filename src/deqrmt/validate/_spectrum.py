@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .. import _arguments
-from .._budget import check_memory
+from .._budget import check_memory, run_bytes
 from .._errors import BudgetExceeded, InvalidArgument
 from ..internal import GRID_POINTS
 from ..numeric import SpectralLaw
@@ -285,10 +285,9 @@ def _sizes(
                 f"n·d = {n * d} sampled entries, more than {MAX_MC_ENTRIES}; lower n or d."
             )
         m = width or 0
-        # the sample, the exact kernels with their eigen-decompositions and copies (~12 n × n,
-        # as a sweep's task: deqrmt.sweep._limits.task_bytes), a width-m network
+        # the sample, the exact kernels with their eigen-decompositions, a width-m network
         check_memory(
-            8.0 * (n * d + 12 * n * n + 2 * m * m + 4 * m * (n + d)),
+            run_bytes(n, d, m),
             f"the Monte Carlo check at n = {n}, d = {d}" + (f", width = {m}" if m else ""),
             "lower n" + (" or width" if m else ""),
         )

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .._arguments import show
+from .._budget import check_memory, run_bytes
 from .._errors import InvalidArgument
 from ._coefficients import VARIANTS, Coefficients
 from ._compare import KernelErrors, eigenvalues, loglog_slope, relative_spectral_error
@@ -154,6 +155,13 @@ class ValidationConfig:
                 raise InvalidArgument(
                     f"p = ratio·n = {round(self.ratio * n)} at n={n}; need p ≥ 16."
                 )
+        n = self.ns[-1]
+        m = self.m if self.monte_carlo else 0
+        check_memory(
+            run_bytes(n, self.p_of(n), m),
+            f"a validation run at n={n} (p = {self.p_of(n)})" + (f" and m={m}" if m else ""),
+            "lower the largest n" + (" or m" if m else ""),
+        )
 
     @property
     def p_of(self) -> Callable[[int], int]:
