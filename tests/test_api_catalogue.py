@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import scipy.sparse
 import torch
 
 import deqrmt
@@ -86,6 +87,8 @@ DATA: list[Any] = [
     np.where(X > 0, INF, X),
     torch.tensor(np.where(X > 0, NAN, X)),
     [[0.1, 0.2, 0.3], [0.1]],  # ragged
+    scipy.sparse.csr_matrix(X),
+    torch.tensor(X).to_sparse(),
     "abc",
     5,
     None,
@@ -144,6 +147,7 @@ BY_NAME: dict[str, list[Any]] = {
     "family": CHOICE,
     "kernel": CHOICE,
     "parameter": CHOICE,
+    "label": CHOICE,
     "progress": PROGRESS,
     "X": DATA,
     "X1": DATA,
@@ -186,6 +190,7 @@ REQUIRED: dict[str, Any] = {
     "family": "hard_tanh",
     "activations": ["relu"],
     "parameter": "sigma_a2",
+    "label": "exact",
     "t": 0.5,
     "x": 0.1,
 }
@@ -248,6 +253,7 @@ def _instances() -> dict[str, Any]:
         "SphereCoefficients": deqrmt.sphere_coefficients("relu", dps=12),
         "SpectrumReport": report,
         "SpectralLaw": report.ck.law,
+        "KernelSpectrum": report.ck,
         "DEQKernel": deqrmt.DEQKernel("relu"),
         "EquivalentKernels": deqrmt.equivalent_kernels("relu", X),
         "FixedPointScan": deqrmt.scan_fixed_points(coef.problem),
@@ -464,6 +470,8 @@ def test_the_enumeration_reaches_every_public_name() -> None:
     methods = _method_calls()
     assert ("DEQKernel.__call__", "X") in methods and ("DEQKernel.diag", "X") in methods
     assert ("SpectralLaw.cdf", "t") in methods and ("DEQSensitivities.wrt", "parameter") in methods
+    assert ("KernelSpectrum.sample", "label") in methods
+    assert ("DEQKernel.set_params", "**kind") in methods
     for call, name in calls:
         if (call, name) not in TAKES_ANYTHING:
             _, sig = _resolve(call)

@@ -62,6 +62,18 @@ class MixtureStatistics:
     tau0: float
 
     def __post_init__(self) -> None:
+        for field in ("J", "psi", "t", "T"):
+            v = getattr(self, field)
+            if not isinstance(v, np.ndarray) or v.dtype.kind not in "fiu":
+                raise InvalidArgument(
+                    f"MixtureStatistics.{field}: expected a numpy array of real numbers."
+                )
+            if v.size and not np.isfinite(v).all():
+                raise InvalidArgument(
+                    f"MixtureStatistics.{field} has non-finite entries (nan or inf)."
+                )
+        if self.J.ndim != 2:
+            raise InvalidArgument(f"MixtureStatistics.J must be n × K, got {self.J.shape}.")
         n, k = self.J.shape
         if self.psi.shape != (n,) or self.t.shape != (k,) or self.T.shape != (k, k):
             raise InvalidArgument(

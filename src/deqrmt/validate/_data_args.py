@@ -157,6 +157,11 @@ def _numpy_raw(X: Any, name: str) -> np.ndarray:
             f"{name}={show(X)}: expected a 2-D array of numbers (rows are samples), got "
             f"{type(X).__name__}."
         )
+    if not isinstance(X, np.ndarray) and hasattr(X, "toarray"):  # a scipy.sparse matrix
+        raise InvalidArgument(
+            f"{name} is a sparse matrix ({type(X).__name__}); pass {name}.toarray() (the kernels "
+            "are dense n1 × n2 matrices in any case)."
+        )
     if isinstance(X, np.ndarray):
         a = X
     else:
