@@ -32,7 +32,6 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -51,7 +50,6 @@ __all__ = [
     "choice",
     "format_bytes",
     "integer",
-    "machine_memory",
     "memory_budget",
     "name_set",
     "number",
@@ -304,17 +302,6 @@ def _interval(lo: int | None, hi: int | None) -> str:
 def seed(value: Any, name: str = "seed") -> int:
     """A random seed: an int from 0 to :data:`MAX_SEED`."""
     return integer(value, name, 0, MAX_SEED)
-
-
-def machine_memory() -> int:
-    """Bytes of physical memory of this machine (8 GiB when the platform does not say)."""
-    try:
-        pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
-        if pages > 0 and page > 0:
-            return int(pages) * int(page)
-    except (AttributeError, OSError, ValueError):
-        pass
-    return 8 * 2**30
 
 
 def format_bytes(n: float) -> str:
