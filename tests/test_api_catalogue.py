@@ -613,3 +613,17 @@ def test_accepted_values_are_converted_deliberately() -> None:
     assert np.array_equal(deqrmt.kernels("relu", U), deqrmt.kernels("relu", U.astype(float)))
     t = deqrmt.kernels("relu", torch.tensor(U))
     assert t.dtype == torch.float64 and np.array_equal(t.numpy(), deqrmt.kernels("relu", U))
+    for dtype in (torch.float16, torch.bfloat16, torch.int16):
+        T16 = torch.tensor(Z * 20, dtype=dtype)
+        got = deqrmt.kernels("relu", T16)
+        assert got.dtype == torch.float64
+        assert torch.equal(got, deqrmt.kernels("relu", T16.to(torch.float64)))
+    L = Z.astype(np.longdouble)
+    assert np.array_equal(deqrmt.kernels("relu", L), as_float)
+    huge = np.full((2, 2), np.finfo(np.longdouble).max / 2)  # beyond float64's range
+    if np.finfo(np.longdouble).max <= np.finfo(np.float64).max:
+        return  # longdouble is float64 on this platform: nothing beyond its range
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(deqrmt.InvalidArgument, match="X1 has non-finite entries"):
+            deqrmt.kernels("relu", huge)

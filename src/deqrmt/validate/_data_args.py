@@ -85,7 +85,8 @@ class DataMatrix:
     def numpy(self) -> np.ndarray:
         """The matrix as a float64 numpy array."""
         a = self.raw.detach().cpu().numpy() if self.is_torch else self.raw
-        out = np.asarray(a, dtype=np.float64)
+        with np.errstate(over="ignore"):  # a longdouble beyond float64: refused just below
+            out = np.asarray(a, dtype=np.float64)
         if self.raw.dtype.itemsize > 8 and not _finite_np(out):  # longdouble beyond float64
             raise _not_finite(self.name)
         return out
@@ -94,11 +95,9 @@ class DataMatrix:
         """The matrix as a float64 torch tensor (on the input's device when it is a tensor)."""
         import torch
 
-        t = self.raw.detach() if self.is_torch else torch.as_tensor(self.raw)
-        t = t.to(torch.float64)
-        if not self.is_torch and self.raw.dtype.itemsize > 8 and not _finite_torch(t):
-            raise _not_finite(self.name)
-        return t
+        if self.is_torch:
+            return self.raw.detach().to(torch.float64)
+        return torch.as_tensor(self.numpy())  # numpy converts every real dtype (longdouble too)
 
 
 def _finite_np(a: np.ndarray) -> bool:
