@@ -207,7 +207,9 @@ def test_a_kernel_beyond_the_rlimit_is_refused_before_torch_allocates(
     lines = big.stdout.strip().splitlines()
     assert len(lines) == 1, big.stdout
     assert lines[0].startswith("BudgetExceeded: the 12000 × 12000 kernel"), lines[0]
-    assert "needs about 1.07 GiB" in lines[0] and says in lines[0], lines[0]
+    assert "needs about 1.07 GiB" in lines[0], lines[0]
+    # the limit sets the figure, unless this machine has even less free memory than 700 MiB
+    assert says in lines[0] or ": free memory;" in lines[0], lines[0]
     assert "compute it in pieces" in lines[0]
 
 
