@@ -47,8 +47,11 @@ class DEQKernel(Kernel):  # type: ignore[misc]
       device: ``"auto"``, ``"cpu"`` or ``"cuda"``.
 
     Raises:
-      InvalidArgument: (when called) σ's ≤ 0, an unknown ``kind``, malformed data; the errors
-        of :func:`deqrmt.kernels` otherwise (ContractionError, BudgetExceeded, ParseError).
+      InvalidArgument: a parameter that :func:`deqrmt.kernels` would refuse (σ's ≤ 0, an
+        unknown ``kind`` or ``device``, a ``trainable`` outside a, A, B, an activation that does
+        not parse), named, at construction, in ``set_params`` (which then leaves the kernel
+        as it was) and when called; malformed data (named ``X``, ``Y``) when called; the
+        errors of :func:`deqrmt.kernels` otherwise (ContractionError, BudgetExceeded).
 
     Example:
       >>> import numpy as np
