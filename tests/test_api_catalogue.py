@@ -627,3 +627,20 @@ def test_accepted_values_are_converted_deliberately() -> None:
         warnings.simplefilter("error")
         with pytest.raises(deqrmt.InvalidArgument, match="X1 has non-finite entries"):
             deqrmt.kernels("relu", huge)
+
+
+def test_deqkernel_checks_like_kernels_and_stays_a_scikit_learn_kernel() -> None:
+    """A refused set_params leaves the kernel as it was; clone (which checks that the
+    constructor stores the very objects passed) still works; the values are kernels'."""
+    from sklearn.base import clone
+
+    k = deqrmt.DEQKernel("relu", kind="ck", sigma_a2="1/5")
+    with pytest.raises(deqrmt.InvalidArgument, match="kind='x'"):
+        k.set_params(kind="x", sigma_a2=0.3)
+    assert k.kind == "ck" and k.sigma_a2 == "1/5"
+    k2 = clone(k)
+    assert k2.get_params() == k.get_params()
+    assert np.array_equal(k2(X), deqrmt.kernels("relu", X, sigma_a2="1/5"))
+    assert np.array_equal(k2.diag(X), np.diag(deqrmt.kernels("relu", X, sigma_a2="1/5")))
+    with pytest.raises(deqrmt.InvalidArgument, match="eval_gradient=True"):
+        k2(X, X, eval_gradient=True)
