@@ -37,7 +37,6 @@ from deqrmt._arguments import (
     MAX_SEED,
     format_bytes,
     integer,
-    machine_memory,
     memory_budget,
     number,
     number_range,
@@ -46,6 +45,7 @@ from deqrmt._arguments import (
     show,
     size,
 )
+from deqrmt._budget import available_memory
 from deqrmt.symbolic import Activation, X
 
 EVIL = "relu\x1b[2J\u202eevil\x07"  # clears a terminal, reverses the rest of the line, rings
@@ -307,10 +307,12 @@ def test_sizes_are_budgeted_by_memory() -> None:
         BudgetExceeded,
         lambda: size(10**7, "n", nbytes=lambda n: 8.0 * n * n, what="the n×n kernel"),
     )
-    assert "the n×n kernel needs about 727.6 TiB" in msg, msg
-    assert f"machine's {format_bytes(machine_memory())} of memory" in msg
-    assert "choose a smaller n" in msg
-    memory_budget(machine_memory(), "n", 1, "x")  # exactly the machine's memory is allowed
+    assert msg.startswith("n=10000000: the n×n kernel needs about 728 TiB of memory"), msg
+    assert "more than this process may use" in msg and msg.endswith("choose a smaller n."), msg
+    available = available_memory()
+    assert available is not None
+    memory_budget(0.25 * available, "n", 1, "x")  # well within the 80 % the run may use
+    _refused(BudgetExceeded, lambda: memory_budget(2.0 * available, "n", 1, "x"))
     assert format_bytes(1536) == "1.5 KiB" and format_bytes(10) == "10 B"
 
 

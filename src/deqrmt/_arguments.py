@@ -18,8 +18,8 @@ The rules:
   and any digit that is not ASCII ``0``–``9`` (``"٠.٢"`` and ``"②"`` are not numbers here);
 * **booleans** are ``True``/``False`` (or numpy's); ``"False"`` is refused, not read as true;
 * **integers** (digits, layers, counts, seeds) are ints within a stated interval;
-* **sizes** are positive ints whose allocation, estimated by the caller, fits the machine's
-  memory: the message gives the estimate;
+* **sizes** are positive ints whose allocation, estimated by the caller, fits the memory this
+  process may use (:mod:`deqrmt._budget`): the message gives the estimate;
 * **sequences** (a sweep's σ_a², a network's layers) are lists, tuples or 1-D arrays: never a
   string, a mapping, a set or a one-shot iterator; non-empty and within a size budget;
 * **ranges** ``start:stop:count`` have an ASCII count from 1 to a budget.
@@ -32,7 +32,6 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -51,7 +50,6 @@ __all__ = [
     "choice",
     "format_bytes",
     "integer",
-    "machine_memory",
     "memory_budget",
     "name_set",
     "number",
@@ -306,17 +304,6 @@ def seed(value: Any, name: str = "seed") -> int:
     return integer(value, name, 0, MAX_SEED)
 
 
-def machine_memory() -> int:
-    """Bytes of physical memory of this machine (8 GiB when the platform does not say)."""
-    try:
-        pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
-        if pages > 0 and page > 0:
-            return int(pages) * int(page)
-    except (AttributeError, OSError, ValueError):
-        pass
-    return 8 * 2**30
-
-
 def format_bytes(n: float) -> str:
     """``n`` bytes for people: ``'7.3 TiB'``."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
@@ -328,13 +315,12 @@ def format_bytes(n: float) -> str:
 
 def memory_budget(nbytes: float, name: str, value: Any, what: str) -> None:
     """Refuse (:class:`BudgetExceeded`) an allocation estimated at ``nbytes`` when it exceeds
-    the machine's memory; ``what`` says what would be allocated (``"the n×n kernel"``)."""
-    total = machine_memory()
-    if nbytes > total:
-        raise BudgetExceeded(
-            f"{name}={show(value)}: {what} needs about {format_bytes(nbytes)}, more than this "
-            f"machine's {format_bytes(total)} of memory; choose a smaller {name}."
-        )
+    what this process may use (:func:`deqrmt._budget.available_memory`: free memory, the
+    address-space and cgroup limits); ``what`` says what would be allocated (``"the n×n
+    kernel"``)."""
+    from ._budget import check_memory
+
+    check_memory(nbytes, f"{name}={show(value)}: {what}", f"choose a smaller {name}")
 
 
 def size(
@@ -347,7 +333,7 @@ def size(
     what: str = "the computation",
 ) -> int:
     """A size (a dimension, a sample count): an int in [lo, hi] whose allocation
-    ``nbytes(n)`` (the caller's estimate, in bytes) fits the machine's memory."""
+    ``nbytes(n)`` (the caller's estimate, in bytes) fits the memory this process may use."""
     n = integer(value, name, lo, hi)
     if nbytes is not None:
         memory_budget(nbytes(n), name, n, what)

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ._problem import DEQProblem as DEQProblem
     from ._problem import ProblemFields as ProblemFields
     from ._problem import exact_number as exact_number
+    from ._problem import parse_trainable as parse_trainable
     from ._sensitivity import DEQSensitivities as DEQSensitivities
     from ._sensitivity import sensitivities as sensitivities
     from ._shifted import SteinComparison as SteinComparison
@@ -85,7 +86,9 @@ _LAZY: dict[str, str] = {
     "dual_series": "._mehler",
     **dict.fromkeys(("MomentEvaluator", "evaluator_for"), "._moments"),
     **dict.fromkeys(("compile_function", "function_source"), "._printer"),
-    **dict.fromkeys(("DEQProblem", "ProblemFields", "exact_number"), "._problem"),
+    **dict.fromkeys(
+        ("DEQProblem", "ProblemFields", "exact_number", "parse_trainable"), "._problem"
+    ),
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), "._sensitivity"),
     **dict.fromkeys(("SteinComparison", "stein_comparison"), "._shifted"),
     **dict.fromkeys(
@@ -119,6 +122,7 @@ __all__ = [
     "equivalent_kernels",
     "evaluator_for",
     "exact_number",
+    "parse_trainable",
     "explicit_coefficients",
     "ExplicitCoefficients",
     "FixedPoint",

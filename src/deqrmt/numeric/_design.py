@@ -32,9 +32,9 @@ from typing import Any
 import mpmath
 
 from .. import _arguments
-from .._errors import BudgetExceeded, InvalidArgument, NoConvergence
+from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, NoConvergence
 from .._untrusted import bounded_int
-from ..symbolic import Family, get_family
+from ..symbolic import Activation, Family, get_activation, get_family
 from ._arb import bits_for_digits, workprec
 from ._deq import deq_coefficients
 from ._deq_records import DEQCoefficients
@@ -151,11 +151,22 @@ def design_enn(
             f"starts={starts!r}: choose 1 to {MAX_STARTS} multi-starts (docs/limits.md)."
         )
     seed = bounded_int(seed, "seed", 0, MAX_SEED, fix="a seed is a non-negative integer")
-    fam = get_family(family)  # refused before the DEQ is solved
+    certify = _arguments.boolean(certify, "certify")
+    deq: Activation | DEQProblem | DEQCoefficients = (
+        deq_activation
+        if isinstance(deq_activation, DEQCoefficients | DEQProblem)
+        else get_activation(deq_activation, "deq_activation")
+    )
+    try:
+        fam = get_family(family)  # refused before the DEQ is solved
+    except DeqrmtError as e:
+        if str(e).startswith("family"):
+            raise
+        raise type(e)(f"family={_arguments.show(family)}: {e}") from None
     budget = SearchBudget()
     try:
         return _design(
-            deq_activation, fam, layers=layers, kernel=kernel, sigma_a2=sigma_a2,
+            deq, fam, layers=layers, kernel=kernel, sigma_a2=sigma_a2,
             sigma_b2=sigma_b2, tau0=tau0, dps=dps, trainable=trainable, starts=starts, seed=seed,
             progress=progress, budget=budget, certify=certify,
         )  # fmt: skip
@@ -164,7 +175,7 @@ def design_enn(
 
 
 def _design(
-    deq_activation: str | DEQProblem | DEQCoefficients,
+    deq_activation: Activation | DEQProblem | DEQCoefficients,
     fam: Family,
     *,
     layers: int | None,

@@ -358,6 +358,13 @@ class DEQProblem:
 
     def replace(self, **changes: Any) -> DEQProblem:
         """A copy with some fields changed (validated again)."""
+        fields = [f.name for f in dataclasses.fields(self)]
+        for key in changes:
+            if key not in fields:
+                shown = key if key.isidentifier() and key.isascii() else _arguments.show(key)
+                raise InvalidArgument(
+                    f"{shown}: not a field of DEQProblem; choose from {', '.join(fields)}."
+                )
         return dataclasses.replace(self, **changes)
 
     @property

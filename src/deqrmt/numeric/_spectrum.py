@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import _arguments
 from .._errors import InvalidArgument, NoConvergence
 from ._resolvent import MixtureGram, marchenko_pastur_density, marchenko_pastur_edges
 
@@ -118,7 +119,18 @@ class SpectralLaw:
     def cdf(self, t: Any, *, atoms: bool = True) -> Real:
         """P(λ ≤ t) of the bulk law (spikes carry no mass); ``atoms=False``: the continuous part
         alone, normalized to total mass 1."""
-        t = np.asarray(t, dtype=float)
+        atoms = _arguments.boolean(atoms, "atoms")
+        refused = InvalidArgument(
+            f"t={_arguments.show(t)}: expected real numbers (a number or an array of them)."
+        )
+        if t is None or isinstance(t, str | bytes | bool):
+            raise refused
+        try:
+            if np.iscomplexobj(t):
+                raise refused
+            t = np.asarray(t, dtype=float)
+        except (TypeError, ValueError):
+            raise refused from None
         cont = np.zeros_like(t)
         if self.x.size:
             cont = np.interp(t, self.x, self._cdf, left=0.0, right=float(self._cdf[-1]))

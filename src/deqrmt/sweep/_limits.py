@@ -9,7 +9,6 @@ and refused with a one-line :class:`deqrmt.BudgetExceeded` (or :class:`deqrmt.Sp
 
 from __future__ import annotations
 
-import os
 import reprlib
 from typing import Any
 
@@ -65,30 +64,24 @@ def show(value: Any) -> str:
 
 
 def task_bytes(n: int, p: int, m: int = 0, draws: int = 1) -> int:
-    """Peak memory estimate (bytes) of one ``exact`` (m = 0) or ``validate`` task's process.
-
-    Measured (``python benchmarks/sweep.py --memory``, relu, float64): the exact kernels hold
-    about 12 n×n matrices (the equivalents Ḡ, K̄, the exact G*, K*, their differences and
-    spectra) on top of the p×n data; a Monte Carlo network ~2 m×m and ~4 m×(n + p) (weights,
-    the fixed point, the adjoint solve); ``draws`` networks run one after another.  Plus
-    256 MiB for the interpreter with numpy and torch.  At the sizes that matter for the budget
-    it over-counts slightly (n = 2048: 742 MiB estimated, 705 MiB measured).
+    """Peak memory estimate (bytes) of one ``exact`` (m = 0) or ``validate`` task's process:
+    :func:`deqrmt._budget.run_bytes` (8·(12n² + 4np + 2m² + 4m(n + p)), measured) plus 256 MiB
+    for a fresh interpreter with numpy and torch.  At the sizes that matter for the budget it
+    over-counts slightly (n = 2048: 742 MiB estimated, 705 MiB measured).
     """
+    from .._budget import run_bytes
+
     del draws  # sequential: the peak is one network's
-    words = 12 * n * n + 4 * n * p + 2 * m * m + 4 * m * (n + p)
-    return 8 * words + 256 * 2**20
+    return run_bytes(n, p, m) + 256 * 2**20
 
 
 def machine_memory() -> int | None:
-    """Physical memory of this machine in bytes (None where the OS does not say)."""
-    try:
-        pages = os.sysconf("SC_PHYS_PAGES")
-        size = os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
-    if pages <= 0 or size <= 0:
-        return None
-    return int(pages) * int(size)
+    """Bytes a task may use on this machine (None where the OS does not say): the one memory
+    model, :func:`deqrmt._budget.available_memory` (free memory, the address-space and cgroup
+    limits)."""
+    from .._budget import available_memory
+
+    return available_memory()
 
 
 def size_text(nbytes: int) -> str:

@@ -33,6 +33,7 @@ import re
 
 import sympy as sp
 
+from .. import _arguments
 from .._errors import ParseError, UnknownActivation
 from ._activation import LIBRARY, Activation, X, library_activation
 from ._hints import implicit_product, keywords_hint, syntax_hint
@@ -378,6 +379,12 @@ def parse_activation(text: str) -> Activation:
       >>> parse_activation("tanh")
       Activation(name='tanh', expr=tanh(x))
     """
+    if not isinstance(text, str):
+        raise ParseError(
+            f"text={_arguments.show(text)}: an activation to parse is a string, got "
+            f"{type(text).__name__}; deqrmt.symbolic.get_activation also takes Activation and "
+            "SymPy objects."
+        )
     tree = _tree(text)
     body = tree.body
     builder = _Builder(text.strip())

@@ -62,6 +62,18 @@ class MixtureStatistics:
     tau0: float
 
     def __post_init__(self) -> None:
+        for field in ("J", "psi", "t", "T"):
+            v = getattr(self, field)
+            if not isinstance(v, np.ndarray) or v.dtype.kind not in "fiu":
+                raise InvalidArgument(
+                    f"MixtureStatistics.{field}: expected a numpy array of real numbers."
+                )
+            if v.size and not np.isfinite(v).all():
+                raise InvalidArgument(
+                    f"MixtureStatistics.{field} has non-finite entries (nan or inf)."
+                )
+        if self.J.ndim != 2:
+            raise InvalidArgument(f"MixtureStatistics.J must be n × K, got {self.J.shape}.")
         n, k = self.J.shape
         if self.psi.shape != (n,) or self.t.shape != (k,) or self.T.shape != (k, k):
             raise InvalidArgument(
@@ -89,15 +101,49 @@ class GaussianMixture:
     name: str = "custom"
 
     def __post_init__(self) -> None:
+        self.check("GaussianMixture")
+
+    def check(self, name: str) -> None:
+        """Refuse (:class:`InvalidArgument`, the message starting with ``name``) arrays that
+        are not real and finite, shapes that disagree, a negative variance (the diagonal of
+        every C_a ≥ 0) or weights that are not positive proportions summing to 1.  Run again
+        where a mixture is used: its arrays may have been changed since it was built."""
+        arrays = {}
+        for field in ("means", "covariances", "weights"):
+            v = getattr(self, field)
+            if not isinstance(v, np.ndarray) or v.dtype.kind not in "fiu":
+                kind = f"dtype {v.dtype}" if isinstance(v, np.ndarray) else type(v).__name__
+                raise InvalidArgument(
+                    f"{name}.{field}: expected a numpy array of real numbers, got {kind}."
+                )
+            if v.size and not np.isfinite(v).all():
+                raise InvalidArgument(f"{name}.{field} has non-finite entries (nan or inf).")
+            arrays[field] = v
+        if arrays["means"].ndim != 2 or 0 in arrays["means"].shape:
+            raise InvalidArgument(
+                f"{name}.means must have shape (K, p), got {arrays['means'].shape}."
+            )
         k, p = self.means.shape
         if self.covariances.shape not in {(k, p), (k, p, p)}:
             raise InvalidArgument(
-                f"covariances must have shape ({k}, {p}) or ({k}, {p}, {p}), "
+                f"{name}.covariances must have shape ({k}, {p}) or ({k}, {p}, {p}), "
                 f"got {self.covariances.shape}."
             )
-        if self.weights.shape != (k,) or not math.isclose(float(self.weights.sum()), 1.0):
+        variances = (
+            self.covariances if self.covariances.ndim == 2
+            else np.diagonal(self.covariances, axis1=1, axis2=2)
+        )  # fmt: skip
+        if (variances < 0).any():
+            raise InvalidArgument(f"{name}.covariances: a negative variance; C_a must be ≥ 0.")
+        if self.covariances.ndim == 3 and not np.allclose(
+            self.covariances, np.swapaxes(self.covariances, 1, 2)
+        ):
+            raise InvalidArgument(f"{name}.covariances: a C_a that is not symmetric.")
+        w = self.weights
+        if w.shape != (k,) or not (w > 0).all() or not math.isclose(float(w.sum()), 1.0):
             raise InvalidArgument(
-                f"weights must be {k} proportions summing to 1, got {self.weights}."
+                f"{name}.weights must be {k} positive proportions summing to 1, got "
+                f"{np.array2string(w, threshold=6)}."
             )
 
     @property

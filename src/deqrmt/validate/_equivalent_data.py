@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from .._arguments import show
 from .._errors import InvalidArgument
 from ._data import MixtureSample, MixtureStatistics, empirical_statistics
+from ._data_args import data_matrix, fit_in_memory
 
 __all__ = ["EquivalentKernels", "equivalent_kernels"]
 
@@ -52,12 +55,23 @@ class EquivalentKernels:
 def _labels(labels: Any, n: int) -> tuple[np.ndarray, tuple[Any, ...]]:
     if labels is None:
         return np.zeros(n, dtype=np.int64), ("all",)
-    arr = np.asarray(labels)
-    if arr.ndim != 1 or arr.shape[0] != n:
+    if isinstance(labels, str | bytes | Mapping | set | frozenset) or not hasattr(
+        labels, "__len__"
+    ):
         raise InvalidArgument(
-            f"labels must be one class per sample (shape ({n},)), got shape {arr.shape}."
+            f"labels={show(labels)}: expected one class per sample (a list or 1-D array of "
+            f"{n} labels), got {type(labels).__name__}."
         )
-    classes, idx = np.unique(arr, return_inverse=True)
+    arr = np.asarray(labels) if len(labels) == n else None
+    if arr is None or arr.ndim != 1 or arr.shape[0] != n:
+        shape = f"{len(labels)} labels" if arr is None else f"shape {arr.shape}"
+        raise InvalidArgument(f"labels must be one class per sample (shape ({n},)), got {shape}.")
+    try:
+        classes, idx = np.unique(arr, return_inverse=True)
+    except TypeError:  # labels of types that do not compare (1 and "a")
+        raise InvalidArgument(
+            f"labels={show(labels)}: mixed types that cannot be ordered; give labels of one type."
+        ) from None
     return idx.reshape(-1).astype(np.int64), tuple(v.item() for v in classes)
 
 
@@ -104,24 +118,35 @@ def equivalent_kernels(
       >>> eq.G.shape, eq.K.shape
       ((40, 40), (40, 40))
     """
-    from ..numeric import deq_coefficients, equivalent_kernel
+    from ..numeric import DEQProblem, deq_coefficients, equivalent_kernel
+    from ..symbolic import get_activation
 
-    try:
-        data = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise InvalidArgument(f"X must be a 2-D array of numbers: {e}.") from None
-    if data.ndim != 2 or data.shape[0] < 2 or data.shape[1] < 1:
-        raise InvalidArgument(f"X must be n × p with n ≥ 2, got shape {data.shape}.")
-    if not np.isfinite(data).all():
-        raise InvalidArgument("X has non-finite entries (nan or inf).")
-    n = data.shape[0]
+    # the activation, σ's, trainable and dps first (the problem at τ0 = 1): cheap, and a
+    # wrong one is named before the data is touched
+    act = get_activation(act, "act")
+    DEQProblem.make(act, sigma_a2, sigma_b2, 1, dps, trainable=trainable)
+    if statistics is not None and not isinstance(statistics, MixtureStatistics):
+        raise InvalidArgument(
+            f"statistics={show(statistics)}: expected None or a MixtureStatistics (e.g. "
+            f"GaussianMixture.statistics(...)), got {type(statistics).__name__}."
+        )
+    dm = data_matrix(X, "X", min_rows=2)
+    n, p = dm.shape
+    # Ḡ, K̄ and their n × n terms (numeric.equivalent_kernel), the data's transposed copy
+    fit_in_memory(
+        f"Ḡ and K̄ of {n} samples (4·8·n² bytes)",
+        dm,
+        extra=8.0 * (4 * n * n + n * p),
+        fix="use fewer samples",
+    )
+    data = dm.numpy()
     Xt = np.ascontiguousarray(data.T)
     if statistics is None:
         idx, classes = _labels(labels, n)
         counts = np.bincount(idx)
         if (counts < 2).any():
             raise InvalidArgument(
-                f"every class needs at least 2 samples to estimate its covariance; class "
+                f"labels: every class needs at least 2 samples to estimate its covariance; class "
                 f"{classes[int(np.argmin(counts))]!r} has {int(counts.min())}."
             )
         stats = empirical_statistics(MixtureSample(Xt, idx, counts))
@@ -131,7 +156,9 @@ def equivalent_kernels(
             raise InvalidArgument(f"statistics are for {stats.J.shape[0]} samples, X has {n}.")
         classes = tuple(range(stats.J.shape[1]))
     if not (stats.tau0 > 0 and math.isfinite(stats.tau0)):
-        raise InvalidArgument(f"τ0 = {stats.tau0!r}: the data must not be all zero.")
+        raise InvalidArgument(
+            f"X: τ0 = {stats.tau0!r}; the data must not be all zero (nor the statistics' τ0)."
+        )
     coef = deq_coefficients(
         act, sigma_a2, sigma_b2, repr(float(stats.tau0)), dps, trainable=trainable
     )

@@ -26,10 +26,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._arguments import integer, show
-from .._errors import InvalidArgument
+from ._data_args import data_matrix
 from ._exact import TILE, KernelEngine, _sq_norms, diagonal_kernel, ntk_limit
-from ._pointwise import CenteredActivation
+from ._kernel_args import as_activation, kernel_arguments, kernel_options, resolve, sigmas
 from ._threads import blas_threads, tile_workers, torch_threads
 from ._tiles import Tile, mirror, run_tiles, upper_tiles
 
@@ -39,68 +38,6 @@ __all__ = ["kernels", "kernel_diagonal", "kernel_tiles", "as_activation", "sigma
 MAX_ENTRIES = 250_000_000
 #: the largest tile side: a worker holds ~24 float64 arrays of a tile, 0.8 GB at 2048²
 MAX_TILE = 2048
-
-
-def sigmas(sigma_a2: Any, sigma_b2: Any) -> tuple[float, float]:
-    """σ_a², σ_b² as floats; σ_b² defaults to 1 − σ_a² (the papers' normalization)."""
-    from ..numeric import exact_number
-
-    a2 = float(exact_number(sigma_a2, "sigma_a2"))
-    b2 = 1 - a2 if sigma_b2 is None else float(exact_number(sigma_b2, "sigma_b2"))
-    if not a2 > 0:
-        raise InvalidArgument(f"sigma_a2 must be > 0, got sigma_a2={sigma_a2!r}.")
-    if not b2 > 0:
-        raise InvalidArgument(
-            f"sigma_b2 must be > 0, got {b2:g}; with the default σ_b² = 1 − σ_a² this needs "
-            "sigma_a2 < 1, or pass sigma_b2."
-        )
-    return a2, b2
-
-
-def as_activation(act: Any, center: float | None) -> CenteredActivation:
-    """A :class:`CenteredActivation` from a name/expression/Activation and a centre (None: 0)."""
-    if isinstance(act, CenteredActivation):
-        if center is not None and center != act.center:
-            raise InvalidArgument("center given for an activation that is already centred.")
-        return act
-    from ..symbolic import get_activation
-
-    c = 0.0 if center is None else float(center)
-    return CenteredActivation.from_activation(get_activation(act), c)
-
-
-def _rows(X: Any, name: str) -> tuple[torch.Tensor, bool]:
-    """(n × p float64 tensor, whether X was a torch tensor)."""
-    is_torch = isinstance(X, torch.Tensor)
-    try:
-        t = X.detach() if is_torch else torch.as_tensor(np.asarray(X, dtype=np.float64))
-    except (TypeError, ValueError) as e:
-        raise InvalidArgument(f"{name} must be a 2-D array of numbers: {e}.") from None
-    if t.ndim == 1:
-        raise InvalidArgument(
-            f"{name} must be 2-D (rows are samples), got shape {tuple(t.shape)}; use "
-            f"{name}.reshape(-1, 1) for one feature or .reshape(1, -1) for one sample."
-        )
-    if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
-        raise InvalidArgument(f"{name} must be a non-empty 2-D array, got shape {tuple(t.shape)}.")
-    t = t.to(torch.float64)
-    lo, hi = torch.aminmax(t)  # NaN propagates; no n × p temporary, unlike isfinite(t).all()
-    if not bool(torch.isfinite(lo) & torch.isfinite(hi)):
-        raise InvalidArgument(f"{name} has non-finite entries (nan or inf).")
-    return t, is_torch
-
-
-def resolve(device: str | torch.device) -> torch.device:
-    """``auto`` → CUDA when available, else the CPU."""
-    if isinstance(device, str) and device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as e:
-        raise InvalidArgument(f"device must be auto, cpu or cuda, got {device!r}: {e}.") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise InvalidArgument("device cuda was asked for but torch sees no CUDA device; use cpu.")
-    return dev
 
 
 def kernels(
@@ -150,9 +87,12 @@ def kernels(
     (0.98 for tanh), or use high-dimensional data as the theory does (`|ρ| = O(p^{-1/2})`).
 
     Raises:
-      InvalidArgument: malformed data (not 2-D, empty, non-finite, X1 and X2 with different
-        numbers of features), σ's ≤ 0, an unknown ``kind`` or ``device`` (or ``cuda`` without a
-        CUDA device).
+      InvalidArgument: malformed data (complex, boolean, text or object entries, not 2-D,
+        empty, non-finite, X1 and X2 with different numbers of features), σ's ≤ 0, an unknown
+        ``kind``, ``method`` or ``device`` (or ``cuda`` without a CUDA device), ``tol`` outside
+        [1e-15, 1e-2], a ``center`` that is not a number, a ``progress`` that is not a
+        function; each named (:mod:`._kernel_args`).
+      UnknownTrainable: ``trainable`` not a non-empty subset of a, A, B.
       BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it for a few rows of X1
         at a time), or ``tile`` above 2048.
       ParseError, UnknownActivation: the activation is not understood.
@@ -167,19 +107,15 @@ def kernels(
     """
     from .._errors import BudgetExceeded
 
-    if kind not in ("ck", "ntk"):
-        raise InvalidArgument(f"kind must be 'ck' or 'ntk', got kind={kind!r}.")
-    _progress_argument(progress)
-    tile = integer(tile, "tile", lo=1, hi=MAX_TILE)
-    trainable = tuple(trainable)
-    a2, b2 = sigmas(sigma_a2, sigma_b2)
-    phi = as_activation(act, center)
-    A, torch_in = _rows(X1, "X1")
-    B = None if X2 is None else _rows(X2, "X2")[0]
-    if B is not None and B.shape[1] != A.shape[1]:
-        raise InvalidArgument(
-            f"X1 and X2 must have the same number of features, got {A.shape[1]} and {B.shape[1]}."
-        )
+    args = kernel_arguments(
+        act, X1, X2, sigma_a2=sigma_a2, sigma_b2=sigma_b2, kind=kind, center=center,
+        trainable=trainable, device=device, method=method, tol=tol, progress=progress,
+        tile=tile, max_tile=MAX_TILE,
+    )  # fmt: skip
+    o = args.options
+    phi, a2, b2, kind, trainable = o.phi, o.sigma_a2, o.sigma_b2, o.kind, o.trainable
+    A, B, torch_in = args.X1, args.X2, args.torch_in
+    method, tol, tile, progress = args.method, args.tol, args.tile, args.progress
     if B is not None and B.shape == A.shape and bool(torch.equal(A, B)):
         # k(X, X) (scikit-learn's SVC asks for it): the symmetric path, whose diagonal is the
         # univariate fixed point, instead of n pairs at correlation 1
@@ -220,15 +156,6 @@ def kernels(
     if torch_in:
         return torch.as_tensor(out).to(out_device)
     return out
-
-
-def _progress_argument(progress: Any) -> None:
-    """``progress`` is True, False, None or a callable ``progress(done, total)``."""
-    if not (progress is None or isinstance(progress, bool) or callable(progress)):
-        raise InvalidArgument(
-            f"progress={show(progress)}: expected True (a progress bar), False or None (none), "
-            "or a function called as progress(done, total)."
-        )
 
 
 @contextlib.contextmanager
@@ -351,13 +278,12 @@ def kernel_diagonal(
       >>> bool(np.allclose(d, np.diag(kernels("relu", X, sigma_a2=0.2))))
       True
     """
-    if kind not in ("ck", "ntk"):
-        raise InvalidArgument(f"kind must be 'ck' or 'ntk', got kind={kind!r}.")
-    a2, b2 = sigmas(sigma_a2, sigma_b2)
-    phi = as_activation(act, center)
-    A, _ = _rows(X, "X")
+    o = kernel_options(
+        act, sigma_a2=sigma_a2, sigma_b2=sigma_b2, kind=kind, center=center, trainable=trainable
+    )
+    A = data_matrix(X, "X").torch()
     sq = (A * A).sum(1)
-    g, gd = diagonal_kernel(phi, sq, a2, b2)
-    if kind == "ck":
+    g, gd = diagonal_kernel(o.phi, sq, o.sigma_a2, o.sigma_b2)
+    if o.kind == "ck":
         return g
-    return ntk_limit(g, gd, sq.numpy(), a2, b2, tuple(trainable))
+    return ntk_limit(g, gd, sq.numpy(), o.sigma_a2, o.sigma_b2, o.trainable)

@@ -20,7 +20,11 @@ from typing import Any
 import numpy as np
 from sklearn.gaussian_process.kernels import Kernel
 
-from ._kernels import as_activation, kernel_diagonal, kernels, sigmas
+from .._arguments import boolean, show
+from .._errors import InvalidArgument
+from ._data_args import data_pair
+from ._kernel_args import KernelOptions, kernel_options, resolve
+from ._kernels import kernel_diagonal, kernels
 
 __all__ = ["DEQKernel"]
 
@@ -43,8 +47,11 @@ class DEQKernel(Kernel):  # type: ignore[misc]
       device: ``"auto"``, ``"cpu"`` or ``"cuda"``.
 
     Raises:
-      InvalidArgument: (when called) σ's ≤ 0, an unknown ``kind``, malformed data; the errors
-        of :func:`deqrmt.kernels` otherwise (ContractionError, BudgetExceeded, ParseError).
+      InvalidArgument: a parameter that :func:`deqrmt.kernels` would refuse (σ's ≤ 0, an
+        unknown ``kind`` or ``device``, a ``trainable`` outside a, A, B, an activation that does
+        not parse), named, at construction, in ``set_params`` (which then leaves the kernel
+        as it was) and when called; malformed data (named ``X``, ``Y``) when called; the
+        errors of :func:`deqrmt.kernels` otherwise (ContractionError, BudgetExceeded).
 
     Example:
       >>> import numpy as np
@@ -67,6 +74,8 @@ class DEQKernel(Kernel):  # type: ignore[misc]
         trainable: Sequence[str] = ("a", "A"),
         device: str = "auto",
     ) -> None:
+        # stored as given (scikit-learn's clone checks that the parameters are the very
+        # objects passed), checked now so that a wrong one is named where it was written
         self.activation = activation
         self.kind = kind
         self.sigma_a2 = sigma_a2
@@ -74,44 +83,76 @@ class DEQKernel(Kernel):  # type: ignore[misc]
         self.center = center
         self.trainable = trainable
         self.device = device
+        self._checked()
+
+    def set_params(self, **params: Any) -> DEQKernel:
+        """Set parameters (scikit-learn's protocol), each checked as in the constructor."""
+        known = self.get_params(deep=False)
+        for key in params:
+            if key not in known:
+                shown = key if key.isidentifier() and key.isascii() else show(key)
+                raise InvalidArgument(
+                    f"{shown}: not a parameter of DEQKernel; choose one of {', '.join(known)}."
+                )
+        old = dict(known)
+        super().set_params(**params)
+        try:
+            self._checked()
+        except Exception:
+            super().set_params(**old)  # a refused value leaves the kernel as it was
+            raise
+        return self
+
+    def _checked(self) -> KernelOptions:
+        """Every parameter checked (the activation parsed once per (activation, center):
+        set_params may change either)."""
+        resolve(self.device)
+        cached = self.__dict__.get("_parsed")  # (activation, center, φ): the very objects
+        if cached is None or cached[0] is not self.activation or cached[1] is not self.center:
+            opts = kernel_options(
+                self.activation, sigma_a2=self.sigma_a2, sigma_b2=self.sigma_b2,
+                kind=self.kind, center=self.center, trainable=self.trainable, name="activation",
+            )  # fmt: skip
+            self.__dict__["_parsed"] = (self.activation, self.center, opts.phi)
+            return opts
+        return kernel_options(
+            cached[2], sigma_a2=self.sigma_a2, sigma_b2=self.sigma_b2, kind=self.kind,
+            center=None, trainable=self.trainable, name="activation",
+        )  # fmt: skip
 
     def _options(self) -> dict[str, Any]:
-        sigmas(self.sigma_a2, self.sigma_b2)  # validates both now, with the argument names
+        o = self._checked()
         return {
             "sigma_a2": self.sigma_a2,
             "sigma_b2": self.sigma_b2,
-            "kind": self.kind,
-            "center": self.center,
-            "trainable": tuple(self.trainable),
+            "kind": o.kind,
+            "trainable": o.trainable,
         }
 
     def _phi(self) -> Any:
-        # Parse once per (activation, center): set_params() may change either.
-        key = (self.activation, self.center)
-        cached = self.__dict__.get("_parsed")
-        if cached is None or cached[0] != key:
-            cached = (key, as_activation(self.activation, self.center))
-            self.__dict__["_parsed"] = cached
-        return cached[1]
+        self._checked()
+        return self.__dict__["_parsed"][2]
 
     def __call__(
         self, X: Any, Y: Any = None, eval_gradient: bool = False
     ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """k(X, Y) (Y None: k(X, X)); with ``eval_gradient`` also the empty gradient."""
+        eval_gradient = boolean(eval_gradient, "eval_gradient")
+        if eval_gradient and Y is not None:
+            raise InvalidArgument(
+                "eval_gradient=True: the gradient can only be evaluated when Y is None "
+                "(scikit-learn's rule)."
+            )
+        data_pair(X, Y, ("X", "Y"))  # named as here (kernels would say X1, X2)
         opts = self._options()
-        opts.pop("center")
         K = kernels(self._phi(), X, Y, device=self.device, **opts)
         if eval_gradient:
-            if Y is not None:
-                raise ValueError("Gradient can only be evaluated when Y is None.")
             return K, np.empty((K.shape[0], K.shape[1], 0))  # no hyperparameters
         return K
 
     def diag(self, X: Any) -> np.ndarray:
         """k(x_i, x_i) for every row of X (:func:`deqrmt.validate.kernel_diagonal`)."""
-        opts = self._options()
-        opts.pop("center")
-        return kernel_diagonal(self._phi(), X, **opts)
+        return kernel_diagonal(self._phi(), X, **self._options())
 
     def is_stationary(self) -> bool:
         """False: k depends on the norms of x and x', not on x − x' alone."""

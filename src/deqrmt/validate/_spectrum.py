@@ -23,16 +23,26 @@ Here: the arguments checked, the steps in order, the verdict.  The records are i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
+from .. import _arguments
+from .._budget import check_memory, run_bytes
 from .._errors import BudgetExceeded, InvalidArgument
 from ..internal import GRID_POINTS
 from ..numeric import SpectralLaw
 from ._data import GaussianMixture, paper_mixture
-from ._spectrum_laws import Laws, design_law, design_network, mixture_laws, sphere_laws
+from ._spectrum_laws import (
+    Laws,
+    design_law,
+    design_network,
+    diagonal_covariances,
+    mixture_laws,
+    sphere_laws,
+)
 from ._spectrum_records import KernelSpectrum, MonteCarloSpectrum, SpectrumReport
 
 __all__ = [
@@ -51,13 +61,13 @@ MAX_WIDTH = 8192
 #: the largest n·d of a sampled data matrix
 MAX_MC_ENTRIES = 50_000_000
 MAX_N = 10_000_000
+#: the density grid's points (``points``; ``deqrmt spectrum --points``)
+MIN_POINTS, MAX_POINTS = 64, 20_001
+DEVICES = ("auto", "cpu", "cuda")
 
 
 def _int(v: Any, name: str, low: int, high: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | np.integer) or not low <= v <= high:
-        cls = BudgetExceeded if isinstance(v, int | np.integer) and v > high else InvalidArgument
-        raise cls(f"{name} must be an integer in [{low}, {high}], got {name}={v!r}.")
-    return int(v)
+    return _arguments.integer(v, name, low, high)
 
 
 def spectrum(
@@ -94,8 +104,9 @@ def spectrum(
       n: matrix size (default 1000 for the sphere, HLD's Figure 1; 1024 for the mixture).
       d: the data dimension (default 1200 for the sphere; p = round(0.8 n) for the preset, the
         mixture's own p otherwise).
-      mixture: a :class:`GaussianMixture` with diagonal covariances (``data="gmm"``; e.g. from
-        :func:`load_mixture`).
+      mixture: a :class:`GaussianMixture` with diagonal covariances (``data="gmm"``), its
+        description as a dict (the keys of the TOML format of :func:`load_mixture`), or the
+        path of such a file.
       sigma_a2, sigma_b2: σ_a², σ_b² (σ_b² defaults to 1 − σ_a²); exact strings or numbers.
       mc: sample the data (``seed``), compute the exact kernels and their eigenvalues, and
         compare: Kolmogorov distance of the bulk ≤ ``max_ks`` and top spike within
@@ -121,11 +132,15 @@ def spectrum(
       ``report.figure()`` draws HLD 2023's Figure 1 layout.
 
     Raises:
-      InvalidArgument: an unknown ``data``, a mixture or ENN with ``data="sphere"``, ``width``
-        without ``mc``, a tolerance outside (0, 1], n < 4, a mixture whose covariances are not
-        diagonal, or a ``d`` that differs from the mixture's p.
+      InvalidArgument: an unknown ``data`` or ``device``, a mixture or ENN with
+        ``data="sphere"``, ``width`` without ``mc``, a tolerance outside (0, 1], n < 4, a seed
+        that is not an integer ≥ 0, ``points`` outside [64, 20001], a mixture that is not
+        finite, has a negative variance or covariances that are not diagonal, or a ``d`` that
+        differs from the mixture's p; each named.
+      SpecError, FileError: a mixture description or file that does not parse.
       BudgetExceeded: n > 10⁷; with ``mc``, n > 8192, n·d > 5·10⁷ or ``width`` > 8192
-        (docs/limits.md).
+        (docs/limits.md); the grid or the Monte Carlo check beyond the memory this process may
+        use (:mod:`deqrmt._budget`).
       ParseError, UnknownActivation: the activation is not understood.
       ContractionError: σ_a² outside the region where the fixed point is unique and attracting.
 
@@ -139,11 +154,17 @@ def spectrum(
     """
     from ..symbolic import get_activation
 
+    progress = _arguments.optional_callable(progress, "progress")
     tick = progress or (lambda _label: None)
-    _check_data(data, mixture, enn)
+    mixture, enn = _check_data(data, mixture, enn)
+    mc = _arguments.boolean(mc, "mc")
+    seed = _arguments.seed(seed, "seed")
+    device = _arguments.choice(device, "device", DEVICES)
+    points = _arguments.integer(points, "points", MIN_POINTS, MAX_POINTS)
+    max_ks, max_spike_error = _check_tolerances(max_ks, max_spike_error)
     act = get_activation(activation)
     n, d, mix, width = _sizes(data, n, d, mixture, width, mc)
-    _check_tolerances(max_ks, max_spike_error)
+    _check_grid_memory(mix, points)
     coef, laws, setting, quads = _predict(act, data, sigma_a2, sigma_b2, n, d, mix, mixture, points)
     enn_parts, explicit = _design(enn, mix, n, sigma_a2, sigma_b2, points)
     tick("predicted laws")
@@ -179,23 +200,55 @@ def spectrum(
     )
 
 
-def _check_data(data: str, mixture: GaussianMixture | None, enn: Any) -> None:
-    """``data`` is ``sphere`` or ``gmm``; a mixture or a designed ENN only with ``gmm``."""
-    if data not in ("sphere", "gmm"):
-        raise InvalidArgument(f"data must be 'sphere' or 'gmm', got data={data!r}.")
+def _check_data(data: Any, mixture: Any, enn: Any) -> tuple[GaussianMixture | None, Any]:
+    """``data`` is ``sphere`` or ``gmm``; a mixture (a :class:`GaussianMixture`, its TOML
+    description as a mapping, or the path of its file) or a designed ENN only with ``gmm``.
+    Returns the mixture and the design, checked."""
+    _arguments.choice(data, "data", ("sphere", "gmm"))
     if mixture is not None and data != "gmm":
-        raise InvalidArgument("a mixture description needs data='gmm'.")
+        raise InvalidArgument("mixture: a mixture description needs data='gmm'.")
     if enn is not None and data != "gmm":
         raise InvalidArgument(
-            "a designed ENN (enn) is for the Gaussian mixture (data='gmm'); on the sphere the "
+            "enn: a designed ENN is for the Gaussian mixture (data='gmm'); on the sphere the "
             "explicit network is Corollary 1's quadratic, shown with mc=True."
         )
+    return _mixture(mixture), _enn(enn)
 
 
-def _check_tolerances(max_ks: float, max_spike_error: float) -> None:
+def _mixture(mixture: Any) -> GaussianMixture | None:
+    from ._mixture_spec import load_mixture, parse_mixture
+
+    if mixture is None:
+        return None
+    if isinstance(mixture, Mapping):
+        mixture = parse_mixture(dict(mixture), "mixture")
+    elif isinstance(mixture, str | os.PathLike):
+        mixture = load_mixture(os.fspath(mixture))
+    if not isinstance(mixture, GaussianMixture):
+        raise InvalidArgument(
+            f"mixture={_arguments.show(mixture)}: expected a GaussianMixture, its description "
+            f"as a dict (the TOML's keys) or the path of its file, got {type(mixture).__name__}."
+        )
+    mixture.check("mixture")
+    return mixture
+
+
+def _enn(enn: Any) -> Any:
+    from ._design_file import DesignFile, check_design
+
+    if enn is None or isinstance(enn, DesignFile):
+        return enn
+    return check_design(enn, where="enn")
+
+
+def _check_tolerances(max_ks: Any, max_spike_error: Any) -> tuple[float, float]:
+    out = []
     for name, v in (("max_ks", max_ks), ("max_spike_error", max_spike_error)):
-        if not (isinstance(v, int | float) and 0 < v <= 1):
-            raise InvalidArgument(f"{name} must be in (0, 1], got {name}={v!r}.")
+        x = float(_arguments.number(v, name))
+        if not 0 < x <= 1:
+            raise InvalidArgument(f"{name}={_arguments.show(v)}: choose a number in (0, 1].")
+        out.append(x)
+    return out[0], out[1]
 
 
 def _sizes(
@@ -215,7 +268,7 @@ def _sizes(
         mix = None
     elif mixture is not None:
         mix = mixture
-        if d is not None and d != mix.p:
+        if d is not None and _int(d, "d", 2, MAX_N) != mix.p:
             raise InvalidArgument(f"d={d} differs from the mixture's p = {mix.p}.")
         d = mix.p
     else:
@@ -231,7 +284,28 @@ def _sizes(
             raise BudgetExceeded(
                 f"n·d = {n * d} sampled entries, more than {MAX_MC_ENTRIES}; lower n or d."
             )
+        m = width or 0
+        # the sample, the exact kernels with their eigen-decompositions, a width-m network
+        check_memory(
+            run_bytes(n, d, m),
+            f"the Monte Carlo check at n = {n}, d = {d}" + (f", width = {m}" if m else ""),
+            "lower n" + (" or width" if m else ""),
+        )
     return n, d, mix, width
+
+
+def _check_grid_memory(mix: GaussianMixture | None, points: int) -> None:
+    """The predicted law's scan holds ~6 complex arrays of points × (distinct variance
+    columns) (:class:`deqrmt.numeric._resolvent.MixtureGram`): asked of the budget first."""
+    if mix is None:
+        return
+    v = diagonal_covariances(mix)
+    groups = len(np.unique(v.T, axis=0))
+    check_memory(
+        96.0 * points * groups,
+        f"the predicted density on {points} points with {groups} distinct variance profiles",
+        "lower points, or give the classes fewer distinct variances",
+    )
 
 
 def _predict(

@@ -54,7 +54,8 @@ def diagonal_covariances(mix: GaussianMixture) -> np.ndarray:
     off = c - np.einsum("kii->ki", c)[:, :, None] * np.eye(c.shape[1])
     if np.abs(off).max() > 0:
         raise InvalidArgument(
-            "the predicted spectrum needs diagonal class covariances; give their diagonals."
+            "mixture: the predicted spectrum needs diagonal class covariances; give their "
+            "diagonals."
         )
     return np.einsum("kii->ki", c).copy()
 

@@ -11,9 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from .._arguments import choice
 from ..numeric import Kolmogorov, SpectralLaw
 
-__all__ = ["KernelSpectrum", "MonteCarloSpectrum", "SpectrumReport"]
+__all__ = ["SAMPLE_LABELS", "KernelSpectrum", "MonteCarloSpectrum", "SpectrumReport"]
+
+#: the sampled matrices of a spectrum's Monte Carlo check, in order
+SAMPLE_LABELS = ("exact", "width", "explicit")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +79,9 @@ class KernelSpectrum:
     explicit: tuple[SpectralLaw, dict[str, float]] | None = None
 
     def sample(self, label: str) -> MonteCarloSpectrum | None:
-        """The sample labelled ``label`` (``"exact"``, ``"width"``, ``"explicit"``), or None."""
+        """The sample labelled ``label`` (``"exact"``, ``"width"``, ``"explicit"``), or None
+        when it was not computed."""
+        choice(label, "label", SAMPLE_LABELS)
         return next((s for s in self.samples if s.label == label), None)
 
     def to_dict(self) -> dict[str, Any]:

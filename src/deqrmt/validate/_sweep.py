@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._arguments import show
+from .._budget import check_memory, run_bytes
 from .._errors import InvalidArgument
 from ._coefficients import VARIANTS, Coefficients
 from ._compare import KernelErrors, eigenvalues, loglog_slope, relative_spectral_error
@@ -52,14 +54,14 @@ MC_TOL = {torch.float64: 1e-6, torch.float32: 1e-5}
 
 def resolve_device(device: str) -> str:
     """``auto`` → ``cuda`` when available, else ``cpu``; ``cuda`` without a GPU is an error."""
+    if not isinstance(device, str) or device not in {"auto", "cpu", "cuda"}:
+        raise InvalidArgument(f"device must be auto, cpu or cuda, got device={show(device)}.")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise InvalidArgument(
             "device='cuda' was asked for but torch sees no CUDA device; use device='cpu'."
         )
-    if device not in {"cpu", "cuda"}:
-        raise InvalidArgument(f"device must be auto, cpu or cuda, got {device!r}.")
     return device
 
 
@@ -153,6 +155,13 @@ class ValidationConfig:
                 raise InvalidArgument(
                     f"p = ratio·n = {round(self.ratio * n)} at n={n}; need p ≥ 16."
                 )
+        n = self.ns[-1]
+        m = self.m if self.monte_carlo else 0
+        check_memory(
+            run_bytes(n, self.p_of(n), m),
+            f"a validation run at n={n} (p = {self.p_of(n)})" + (f" and m={m}" if m else ""),
+            "lower the largest n" + (" or m" if m else ""),
+        )
 
     @property
     def p_of(self) -> Callable[[int], int]:
