@@ -50,6 +50,6 @@ def test_a_callable_gets_every_tile_and_false_means_none(
 @pytest.mark.parametrize("bad", ["yes", 1, 0.5, [True]])
 def test_anything_else_is_refused_naming_progress(bad: object) -> None:
     with pytest.raises(
-        InvalidArgument, match=r"^progress=.*expected True .*progress\(done, total\)"
+        InvalidArgument, match=r"^progress=.*expected True.*progress\(done, total\)"
     ):
         deqrmt.kernels("relu", X, progress=bad)

@@ -447,14 +447,14 @@ def test_torch_side_results_pickle() -> None:
 
     X = np.random.default_rng(0).standard_normal((6, 4))
     for r in (
-        deqrmt.spectrum("relu", points=50),
-        deqrmt.spectrum("relu", points=50).ck.law,
+        deqrmt.spectrum("relu", points=64),
+        deqrmt.spectrum("relu", points=64).ck.law,
         deqrmt.equivalent_kernels("relu", X, labels=[0, 0, 0, 1, 1, 1]),
         deqrmt.DEQKernel("relu"),
     ):
         back = pickle.loads(pickle.dumps(r))
         assert type(back) is type(r) and repr(back) == repr(r)
-    report = deqrmt.spectrum("relu", points=50)
+    report = deqrmt.spectrum("relu", points=64)
     back = pickle.loads(pickle.dumps(report))
     assert np.array_equal(back.ck.law.density, report.ck.law.density)
 

@@ -115,6 +115,8 @@ class Verified:
             )
         if isinstance(x, bool) or hasattr(x, "_mpc_") or isinstance(x, complex):
             raise InvalidArgument(f"x={show(x)}: expected a real number.")
+        if isinstance(x, str):  # a decimal numeral is an exact number: read it as one
+            x = _decimal_text(x)
         if _non_finite(x):
             return False  # ±inf and nan lie in no ball
         exact = _as_exact(x)
@@ -331,6 +333,21 @@ def _negated(text: str) -> str:
     if not text or text == "0":
         return text
     return text[1:] if text.startswith("-") else "-" + text
+
+
+def _decimal_text(text: str) -> decimal.Decimal:
+    """A decimal numeral (at most 1000 characters) as an exact Decimal, or InvalidArgument."""
+    if len(text) > 1000:
+        raise InvalidArgument(
+            f"x={show(text)}: a numeral of {len(text)} characters; give at most 1000."
+        )
+    try:
+        return decimal.Decimal(text.strip().replace("_", ""))
+    except decimal.InvalidOperation:
+        raise InvalidArgument(
+            f"x={show(text)}: expected a real number (int, float, Fraction, Decimal, mpmath, "
+            "or a decimal numeral such as '1.25e-3')."
+        ) from None
 
 
 def _as_exact(x: Any) -> Fraction | None:

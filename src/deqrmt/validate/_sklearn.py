@@ -120,6 +120,13 @@ class DEQKernel(Kernel):  # type: ignore[misc]
             center=None, trainable=self.trainable, name="activation",
         )  # fmt: skip
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the parsed φ holds compiled functions that do not pickle (joblib and Dask pickle
+        # kernels): it is a cache, rebuilt from the parameters on first use
+        state = dict(self.__dict__)
+        state.pop("_parsed", None)
+        return state
+
     def _options(self) -> dict[str, Any]:
         o = self._checked()
         return {
