@@ -101,8 +101,9 @@ for ax, (deq, family) in zip(axes, cases.items(), strict=True):
     ax.loglog(ns, naive, "s--", label=f"naive {layers}-layer {deq}")
     ax.set_title(f"{deq}-DEQ, σ_a² = 0.2")
     ax.set_xlabel("n")
+    ax.set_ylabel("‖G* − Σ⁽ᴸ⁾‖ / ‖G*‖  (exact kernels)")
+    ax.yaxis.set_tick_params(labelleft=True)
     ax.legend(fontsize=8)
-axes[0].set_ylabel("‖G* − Σ⁽ᴸ⁾‖ / ‖G*‖  (exact kernels)")
 fig.tight_layout()
 
 print(f"total: {time.perf_counter() - start:.1f} s")

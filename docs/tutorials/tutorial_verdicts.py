@@ -54,6 +54,8 @@ axes[0].set_title("CK: ‖G* − Ḡ‖/‖G*‖")
 axes[1].set_title("NTK: ‖K* − K̄‖/‖K*‖")
 for ax in axes:
     ax.set_xlabel("n")
+    ax.set_ylabel("relative error, operator norm")
+    ax.yaxis.set_tick_params(labelleft=True)
 axes[1].legend(fontsize=8)
 fig.tight_layout()
 
