@@ -157,7 +157,8 @@ def test_gallery_scripts_compile_and_state_a_budget() -> None:
     for script in [*scripts, *sorted((DOCS / "tutorials").glob("tutorial_*.py"))]:
         text = script.read_text(encoding="utf-8")
         compile(text, str(script), "exec")
-        assert text.lstrip().startswith('"""'), f"{script.name}: no title docstring"
+        # a raw docstring where the prose has :math:`…` roles
+        assert text.lstrip().startswith(('"""', 'r"""')), f"{script.name}: no title docstring"
     for script in scripts:
         text = script.read_text(encoding="utf-8")
         assert "**Budget:**" in text, f"{script.name}: state its CPU budget"
@@ -320,6 +321,16 @@ def test_every_command_has_a_page_with_a_real_invocation(
         html = page.read_text(encoding="utf-8")
         assert f"usage: deqrmt {name}" in html, name  # the parser's own --help text
         assert f"$ deqrmt {name}" in html, name  # a real invocation, with its output
+        # the options table prints the help literally: no emphasis made from a `*`, no option
+        # turned into an en dash, every option and quoted expression a code literal
+        table = html[html.index("<table") : html.index("</table>")]
+        assert "<em>" not in table, f"{name}: emphasis in the options table"
+        assert not re.search(r"\u2013[a-z]", table), f"{name}: an option as an en dash"
+        bare = re.findall(r'(?<!<span class="pre">)(?<![\w-])--[a-z][a-z0-9-]*', table)
+        assert not bare, f"{name}: options outside code literals: {bare}"
+    spectrum = (out / "cli" / "spectrum.html").read_text(encoding="utf-8")
+    # 'max(x, 0.1*x)' as typed, in one code literal
+    assert """<span class="pre">'max(x,</span> <span class="pre">0.1*x)'</span>""" in spectrum
     index = (out / "cli" / "index.html").read_text(encoding="utf-8")
     assert all(f'href="{name}.html"' in index for name in commands)
 

@@ -1,4 +1,4 @@
-"""
+r"""
 Bring your own activation: parse → check → coefficients → LaTeX → validate
 ==========================================================================
 
@@ -9,7 +9,8 @@ infinite-width kernels decide whether the equivalent Ḡ is right for it.
 
 This φ is instructive: its Lipschitz constant is 1.3, so ICML 2024's Assumption 1
 (σ_a² < 1/(4L₁²) ≈ 0.148) **fails** at σ_a² = 0.2, while the contraction the proofs actually
-use holds.  The check says so, and the exact kernels show the O(n^{−1/2}) behaviour anyway.
+use holds.  The check says so, and the exact kernels show the :math:`O(n^{-1/2})` behaviour
+anyway.
 
 **Budget:** about 40 s on 2 CPU cores at the default size (n = 128 … 512);
 ``DEQRMT_GALLERY_SIZE=paper`` validates at n = 256 … 2048.

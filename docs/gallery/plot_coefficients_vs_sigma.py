@@ -1,6 +1,6 @@
 """
-The coefficients across σ_a², and the depth rule
-================================================
+The coefficients against the weight variance, and the depth rule
+================================================================
 
 How α*₁, α*₂, α*₃ and γ*² move with the DEQ's weight scale σ_a² (σ_b² = 1 − σ_a²), for
 several activations, from :func:`deqrmt.deq_coefficients_sweep` (the same derived formulas,

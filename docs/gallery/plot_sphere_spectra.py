@@ -1,8 +1,8 @@
-"""
+r"""
 Implicit and explicit kernel spectra on the sphere (HLD 2023, Figure 1)
 =======================================================================
 
-HLD 2023's setting: n points uniform on the unit sphere S^{d−1}, a DEQ with φ(x) = √2·max(x, 0),
+HLD 2023's setting: n points uniform on the unit sphere :math:`S^{d-1}`, a DEQ with φ(x) = √2·max(x, 0),
 σ_a² = 0.2, σ_b² = 0.8, and the explicit one-hidden-layer network whose *quadratic*
 activation σ(t) = a₂t² + a₁t + a₀ Corollary 1 chooses to have the same equivalent.  All four
 kernels — the DEQ's CK and NTK (*implicit*) and the quadratic network's (*explicit*) — are close
