@@ -421,12 +421,16 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture
-def served(
-    full_site: tuple[Path, subprocess.CompletedProcess[str]],
-) -> Iterator[tuple[Path, str]]:
+def served(request: pytest.FixtureRequest) -> Iterator[tuple[Path, str]]:
     """The full build served over HTTP on 127.0.0.1, on a port the OS chooses; the server is
-    shut down and its thread joined on every way out."""
-    out, proc = full_site
+    shut down and its thread joined on every way out.  Without a browser to drive it, skipped
+    (outside CI) or failed (under CI) before the build."""
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI runs the browser test (.ci/run installs chromium): {missing}")
+        pytest.skip(missing)
+    out, proc = request.getfixturevalue("full_site")
     assert proc.returncode == 0, _failure(proc)
     handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -526,11 +530,6 @@ def _math_rendered(driver: Any) -> int:
 
 @pytest.mark.slow
 def test_the_site_in_a_real_browser(served: tuple[Path, str], tmp_path: Path) -> None:
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI runs the browser test (.ci/run installs chromium): {missing}")
-        pytest.skip(missing)
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
