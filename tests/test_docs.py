@@ -559,14 +559,16 @@ def test_the_site_in_a_real_browser(served: tuple[Path, str], tmp_path: Path) ->
         assert len(hits) >= 3, [h.text for h in hits]
         _screenshot(driver, shots, "search-kernels")
 
-        # the theory pages: their math rendered, no raw TeX delimiters left in the prose
-        for page in sorted((out / "theory").glob("*.html")):
-            _open(driver, base + f"theory/{page.name}")
-            assert _math_rendered(driver) > 0, f"theory/{page.name}: no rendered math"
+        # the theory pages (and the other pages with math): their math rendered, no raw TeX
+        # delimiters left in the prose
+        pages = [f"theory/{p.name}" for p in sorted((out / "theory").glob("*.html"))]
+        for page in [*pages, "index.html", "references.html", "formulas.html"]:
+            _open(driver, base + page)
+            assert _math_rendered(driver) > 0, f"{page}: no rendered math"
             text = _text_outside_code(driver)
-            for raw in ("$", "\\(", "\\["):
-                assert raw not in text, f"theory/{page.name}: raw {raw!r} in the text"
-            if page.name == "deq.html":
+            for raw in ("$", "\\(", "\\[", "^{", "_{"):  # TeX, or notation meant as TeX
+                assert raw not in text, f"{page}: raw {raw!r} in the text"
+            if page == "theory/deq.html":
                 _screenshot(driver, shots, "theory-deq")
 
         # the CLI reference prints the help literally: options and expressions as typed
