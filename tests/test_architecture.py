@@ -456,7 +456,7 @@ def test_citation_names_this_version_and_the_papers() -> None:
     assert version is not None and version.group(1) == declared.group(1), (
         "CITATION.cff's version differs from pyproject.toml's: update CITATION.cff"
     )
-    assert cff.count("- type: conference-paper") == 2  # ICML 2024 and HLD 2023
+    assert cff.count("- type: conference-paper") == 3  # ICML 2024, HLD 2023, NeurIPS 2024
 
 
 def test_contributing_shows_the_commands_ci_runs() -> None:

@@ -9,6 +9,8 @@
   A command without an example is a build warning.
 * ``deqrmt-run`` — a directive that runs ``deqrmt`` commands and shows their real output (and
   fails the build when the exit code is not the expected one).
+* ``deqrmt-python`` — a directive that runs a Python snippet and shows it with its real output
+  (the home page's example).
 * ``deqrmt-math`` — a directive that runs a command printing LaTeX (``deqrmt derive … --latex``,
   ``deqrmt bias … --latex``) and renders its equations, optionally selected by label.
 
@@ -43,7 +45,7 @@ LOG = logging.getLogger(__name__)
 
 #: The public modules whose ``__all__`` the API reference documents, in reading order.  The
 #: top-level ``deqrmt`` is the main API; ``deqrmt.numeric`` and ``deqrmt.symbolic`` are layers
-#: (see docs/architecture, issue 20), not documented here.
+#: (see docs/architecture), not documented here.
 PUBLIC_MODULES: tuple[str, ...] = (
     "deqrmt",
     "deqrmt.testing",
@@ -288,8 +290,44 @@ def _help_text(parser: Any) -> str:
             os.environ["COLUMNS"] = old
 
 
+#: What the help text shows literally, as a code span: an existing `code span`, a quoted
+#: expression or string ('max(x, 0.1*x)', "sensitivities"), an option (--sigma-a2, -o).  An
+#: apostrophe inside a word (the DEQ's) is not a quote.
+_LITERAL = re.compile(
+    r"`[^`]+`"
+    r"|(?<![\w'])'[^'\n]+'(?![\w'])"
+    r'|(?<![\w"])"[^"\n]+"(?![\w"])'
+    r"|(?<![\w-])--?[A-Za-z][\w-]*"
+)
+#: Markdown's punctuation that would otherwise become emphasis (*, _), a link ([ ]), HTML (< >),
+#: math ($, with MyST's dollarmath), an entity (&) or an escape (\).
+_MD_SPECIAL = re.compile(r"([\\*_\[\]<>$&`~#!])")
+
+
+def _md_text(text: str) -> str:
+    """Help text as Markdown that renders literally: options and expressions in code spans
+    (no emphasis from ``*``, no dash or quote ligatures), every other Markdown character
+    escaped, whitespace collapsed, ``|`` escaped for a table cell."""
+    text = " ".join(text.split())
+    out: list[str] = []
+    pos = 0
+    for match in _LITERAL.finditer(text):
+        out.append(_MD_SPECIAL.sub(r"\\\1", text[pos : match.start()]))
+        token = match.group(0)
+        out.append(token if token.startswith("`") else _code_span(token))
+        pos = match.end()
+    out.append(_MD_SPECIAL.sub(r"\\\1", text[pos:]))
+    return "".join(out).replace("|", "\\|")
+
+
+def _code_span(text: str) -> str:
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _md_cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    return _md_text(text)
 
 
 def _options_table(parser: Any) -> list[str]:
@@ -306,12 +344,15 @@ def _options_table(parser: Any) -> list[str]:
         else:
             name = action.metavar or action.dest
         default = action.default
-        shown = "" if default in (None, False, argparse.SUPPRESS) else f"`{default}`"
+        shown = "" if default in (None, False, argparse.SUPPRESS) else _code_span(str(default))
         if action.required:
             shown = "required"
-        choices = f" (one of {', '.join(map(str, action.choices))})" if action.choices else ""
-        help_text = (action.help or "").replace("%(default)s", str(default))
-        rows.append(f"| `{_md_cell(name)}` | {_md_cell(help_text + choices)} | {shown} |")
+        help_text = _md_cell((action.help or "").replace("%(default)s", str(default)))
+        if action.choices:
+            listed = ", ".join(_code_span(str(c)) for c in action.choices)
+            help_text += f" (one of {listed})"
+        cell = " ".join(name.split()).replace("|", "\\|")
+        rows.append(f"| {_code_span(cell)} | {help_text} | {shown} |")
     return rows
 
 
@@ -488,6 +529,34 @@ class RunDirective(SphinxDirective):
 _HEREDOC = re.compile(r"cat > (\S+) <<(\w+)")
 
 
+class PythonDirective(SphinxDirective):
+    """Run a Python snippet (the directive's content) at build time and show it with what it
+    printed, so an example's output on the page is the real one.  An exception is a build
+    warning (an error under ``-W``) and its traceback is not shown as output."""
+
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        code = "\n".join(self.content)
+        out = io.StringIO()
+        old = os.getcwd()
+        os.chdir(_page_dir(self.env))
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, self.get_location(), "exec"), {"__name__": "__main__"})
+        except Exception as exc:  # noqa: BLE001 - any failure of the example fails the build
+            LOG.warning(
+                "deqrmt docs: the example raised %s: %s",
+                type(exc).__name__,
+                exc,
+                location=self.get_location(),
+            )
+            return []
+        finally:
+            os.chdir(old)
+        return [_console(code + "\n", "python"), _console(out.getvalue(), "text")]
+
+
 _LABEL = re.compile(r"\\label\{([^}]*)\}")
 
 
@@ -593,4 +662,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("build-finished", _cleanup)
     app.add_directive("deqrmt-run", RunDirective)
     app.add_directive("deqrmt-math", MathDirective)
+    app.add_directive("deqrmt-python", PythonDirective)
     return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": True}

@@ -89,6 +89,7 @@ for i, (key, label) in enumerate(models.items()):
     ax2.bar(x + (i - 1) * 0.27, sec, 0.27, label=label)
 for ax in (ax1, ax2):
     ax.set_xticks(x, datasets)
+    ax.set_xlabel("dataset")
 ax1.set_ylim(0.5, 1.0)
 ax1.set_ylabel("test accuracy")
 ax2.set_ylabel("feature time (s)")

@@ -1,6 +1,6 @@
 """
-The coefficients across σ_a², and the depth rule
-================================================
+The coefficients against the weight variance, and the depth rule
+================================================================
 
 How α*₁, α*₂, α*₃ and γ*² move with the DEQ's weight scale σ_a² (σ_b² = 1 − σ_a²), for
 several activations, from :func:`deqrmt.deq_coefficients_sweep` (the same derived formulas,
@@ -56,18 +56,22 @@ for act in activations:
 # %%
 # The figure
 # ----------
+# One notation for the coefficients in every figure and table: α*₁, α*₂, α*₃ (as in the text).
+SYMBOL = {"alpha_1": "α*₁", "alpha_2": "α*₂", "alpha_3": "α*₃"}
 fig, axes = plt.subplots(1, 4, figsize=(12, 3.2))
 for act, c in sweeps.items():
-    for ax, key in zip(axes[:3], ("alpha_1", "alpha_2", "alpha_3"), strict=True):
+    for ax, key in zip(axes[:3], SYMBOL, strict=True):
         ax.plot(sigma_a2, c[key], label=act)
-        ax.set_title(key.replace("alpha_", "α*"))
+        ax.set_title(SYMBOL[key])
+        ax.set_ylabel(SYMBOL[key])
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(c["alpha_3"] > 1e-12, 2 * c["alpha_2"] / c["alpha_3"], np.nan)
     axes[3].plot(sigma_a2, ratio, label=act)
 axes[3].axhline(1.0, color="k", lw=0.8, ls=":")
 axes[3].set_title("2α*₂/α*₃ (1: one layer suffices)")
+axes[3].set_ylabel("2α*₂/α*₃")
 for ax in axes:
-    ax.set_xlabel("σ_a²")
+    ax.set_xlabel("σ_a² (σ_b² = 1 − σ_a²)")
 axes[0].legend(fontsize=7)
 fig.tight_layout()
 

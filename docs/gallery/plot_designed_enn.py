@@ -1,16 +1,18 @@
-"""
+r"""
 A DEQ and its designed shallow network have the same kernel
 ===========================================================
 
-ICML 2024's design principle: the explicit network's equivalent Σ̄^{(L)} (Theorem 3) has the
-same form as the DEQ's Ḡ (Theorem 1), so choosing the explicit activations such that
-τ̃_L = γ* and α̃_{L,i} = α*_i makes the two conjugate kernels close in spectral norm.  The
+ICML 2024's design principle: the explicit network's equivalent :math:`\bar\Sigma^{(L)}`
+(Theorem 3) has the same form as the DEQ's :math:`\bar G` (Theorem 1), so choosing the explicit
+activations such that :math:`\tilde\tau_L = \gamma_*` and :math:`\tilde\alpha_{L,i} = \alpha_{*,i}`
+makes the two conjugate kernels close in spectral norm.  The
 slides' examples: a **Tanh-DEQ** is matched by a *one*-hidden-layer H-Tanh network
 (σ(x) = a·x on [−c, c], ±a·c outside), a **ReLU-DEQ** needs *two* hidden layers of leaky
-ReLUs, because for ReLU α*₂ ≠ α*₃/2 while one explicit layer always has α̃_{1,2} = α̃_{1,3}/2.
+ReLUs, because for ReLU :math:`\alpha_{*,2} \ne \alpha_{*,3}/2` while one explicit layer always
+has :math:`\tilde\alpha_{1,2} = \tilde\alpha_{1,3}/2`.
 
 :func:`deqrmt.design_enn` solves the matching equations (to 20 digits here) and
-``deqrmt enn-check`` measures ‖G* − Σ^{(L)}‖/‖G*‖ between the *exact* kernels on fresh
+``deqrmt enn-check`` measures :math:`\|G^* - \Sigma^{(L)}\|/\|G^*\|` between the *exact* kernels on fresh
 Gaussian-mixture data against n, for the designed network and for a naive one that uses the
 DEQ's own activation in every layer.
 
@@ -101,8 +103,9 @@ for ax, (deq, family) in zip(axes, cases.items(), strict=True):
     ax.loglog(ns, naive, "s--", label=f"naive {layers}-layer {deq}")
     ax.set_title(f"{deq}-DEQ, σ_a² = 0.2")
     ax.set_xlabel("n")
+    ax.set_ylabel("‖G* − Σ⁽ᴸ⁾‖ / ‖G*‖  (exact kernels)")
+    ax.yaxis.set_tick_params(labelleft=True)
     ax.legend(fontsize=8)
-axes[0].set_ylabel("‖G* − Σ⁽ᴸ⁾‖ / ‖G*‖  (exact kernels)")
 fig.tight_layout()
 
 print(f"total: {time.perf_counter() - start:.1f} s")

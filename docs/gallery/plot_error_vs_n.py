@@ -1,12 +1,12 @@
-"""
+r"""
 The equivalent kernel's error against n (ICML 2024, Theorem 1)
 ===============================================================
 
 The slides' figure: the relative spectral-norm error ‖G* − Ḡ‖/‖G*‖ between the DEQ's exact
 infinite-width conjugate kernel G* and its high-dimensional equivalent Ḡ, against the number
 of samples n, for DEQs with several activations at σ_a² = 0.2 on the two-class Gaussian
-mixture (p/n = 0.8, μ_a = 8·e_{8(a−1)+1}, C_a = (1 + 8(a−1)/√p) I_p).  Theorem 1 says the error
-is O(n^{−1/2}): on a log–log plot, lines of slope −½.
+mixture (:math:`p/n = 0.8`, :math:`\mu_a = 8 e_{8(a-1)+1}`, :math:`C_a = (1 + 8(a-1)/\sqrt p)\, I_p`).
+Theorem 1 says the error is :math:`O(n^{-1/2})`: on a log–log plot, lines of slope −½.
 
 As a negative control, ReLU again with α*₁ deliberately multiplied by 1.2 (the ``alpha1_x1.2``
 variant of :data:`deqrmt.validate.VARIANTS`): its error stalls instead of falling.

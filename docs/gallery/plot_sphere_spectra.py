@@ -1,8 +1,8 @@
-"""
+r"""
 Implicit and explicit kernel spectra on the sphere (HLD 2023, Figure 1)
 =======================================================================
 
-HLD 2023's setting: n points uniform on the unit sphere S^{d−1}, a DEQ with φ(x) = √2·max(x, 0),
+HLD 2023's setting: n points uniform on the unit sphere :math:`S^{d-1}`, a DEQ with φ(x) = √2·max(x, 0),
 σ_a² = 0.2, σ_b² = 0.8, and the explicit one-hidden-layer network whose *quadratic*
 activation σ(t) = a₂t² + a₁t + a₀ Corollary 1 chooses to have the same equivalent.  All four
 kernels — the DEQ's CK and NTK (*implicit*) and the quadratic network's (*explicit*) — are close
@@ -103,6 +103,7 @@ for row, ks in enumerate(report.kernels()):
         ax.set_title(f"{ks.kind.upper()}, {title}: Kolmogorov {sample.check.distance:.3f}",
                      fontsize=9)  # fmt: skip
         ax.set_xlabel("eigenvalue", fontsize=8)
+        ax.set_ylabel("density of eigenvalues", fontsize=8)
         ax.tick_params(labelsize=7)
         # the spike lies far to the right of the bulk (≈ αn): an inset around it
         spike, got = law.spikes[0], sample.check.spikes[0]
@@ -112,6 +113,7 @@ for row, ks in enumerate(report.kernels()):
         inset.plot([got], [0.5], "o", color="C0", ms=5)
         inset.set_xlim(spike - width, spike + width)
         inset.set_yticks([])
+        inset.set_xlabel("eigenvalue", fontsize=6)
         inset.tick_params(labelsize=6)
         inset.set_title(f"spike: predicted {spike:.2f} (line), sampled {got:.2f} (dot)",
                         fontsize=6)  # fmt: skip
@@ -123,6 +125,8 @@ for row, ks in enumerate(report.kernels()):
     ax.plot(t, a2 * t**2 + a1 * t + a0, "--", color="C1",
             label=f"σ(t) = {a2:.3f}t² + {a1:.3f}t + {a0:.3f}")  # fmt: skip
     ax.set_title(f"{ks.kind.upper()}, (c) activations", fontsize=9)
+    ax.set_xlabel("t", fontsize=8)
+    ax.set_ylabel("φ(t), σ(t)", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=7)
 axes[0, 0].legend(fontsize=7, loc="upper right")

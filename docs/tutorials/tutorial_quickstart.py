@@ -76,6 +76,7 @@ for name in ("relu", "tanh", "silu"):
     ax.plot(grid, sweep["alpha_1"], label=f"{name}: α*₁")
     ax.plot(grid, sweep["kappa_star"] ** 2, "--", label=f"{name}: κ*²")
 ax.set_xlabel("σ_a² (σ_b² = 1 − σ_a²)")
+ax.set_ylabel("α*₁ (solid), κ*² (dashed)")
 ax.legend(fontsize=7)
 fig.tight_layout()
 

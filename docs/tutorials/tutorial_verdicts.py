@@ -1,4 +1,4 @@
-"""
+r"""
 Let the kernels decide: derived formulas against the slide text
 ===============================================================
 
@@ -7,7 +7,7 @@ transcribes it.  This notebook shows how a disagreement is settled: compute the 
 infinite-width kernels G*, K* on Gaussian-mixture draws and measure the relative
 spectral-norm error of the equivalent built from the **derived** coefficients and from the
 **slide's** version of one coefficient, as n grows.  A right formula's error falls like
-n^{−1/2}; a wrong one's stalls.  (The full study is :doc:`/formulas`.)
+:math:`n^{-1/2}`; a wrong one's stalls.  (The full study is :doc:`/formulas`.)
 
 The slide variants are built into :data:`deqrmt.validate.VARIANTS`: ``alpha2_slide``
 (α*₂ linear in α*₄ instead of quadratic), ``beta3_slide``, ``kappa_slide`` (τ* instead of γ*
@@ -54,6 +54,8 @@ axes[0].set_title("CK: ‖G* − Ḡ‖/‖G*‖")
 axes[1].set_title("NTK: ‖K* − K̄‖/‖K*‖")
 for ax in axes:
     ax.set_xlabel("n")
+    ax.set_ylabel("relative error, operator norm")
+    ax.yaxis.set_tick_params(labelleft=True)
 axes[1].legend(fontsize=8)
 fig.tight_layout()
 

@@ -1,6 +1,6 @@
 """deqrmt: derived high-dimensional equivalents of DEQ conjugate and neural tangent kernels.
 
-The public API (Ling et al., ICML 2024; Feng et al., HLD 2023)::
+The public API (Ling et al., ICML 2024; Ling et al., HLD 2023)::
 
     import deqrmt
     c = deqrmt.deq_coefficients("tanh", sigma_a2=0.2)      # τ*, γ*, α*₁..₄, β*₁..₃, κ* (Thm 1–2)

@@ -154,6 +154,7 @@ def coefficients_png(
             ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
         ax.set_title(_SYMBOLS[key])
         ax.set_xlabel("σ_a²")
+        ax.set_ylabel(_SYMBOLS[key])
         ax.grid(True, alpha=0.3)
     for ax in axes[len(COEFFICIENT_KEYS) :]:
         ax.set_visible(False)

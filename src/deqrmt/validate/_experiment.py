@@ -479,11 +479,16 @@ def plot_experiment(result: ExperimentResult, path: str | Path) -> Path:
             capsize=3,
         )
         axes[1].bar(xs, [s[d][model]["seconds_mean"] for d in s], width, label=labels[model])
-    for ax, title in zip(
-        axes, ("test accuracy (mean ± std over seeds)", "feature time [s]"), strict=True
+    for ax, title, ylabel in zip(
+        axes,
+        ("test accuracy (mean ± std over seeds)", "feature time [s]"),
+        ("test accuracy", "feature time [s]"),
+        strict=True,
     ):
         ax.set_xticks(np.arange(len(s)), list(s))
         ax.set_title(title)
+        ax.set_xlabel("dataset")
+        ax.set_ylabel(ylabel)
     axes[0].set_ylim(0, 1.15)
     axes[1].set_yscale("log")
     axes[0].legend(loc="upper center", ncol=3, fontsize=8)

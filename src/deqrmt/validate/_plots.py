@@ -117,6 +117,7 @@ def write_plots(result: ValidationResult, directory: str | os.PathLike[str]) -> 
         ax.plot([], [], " ", label=f"spikes {key}̄: {sq or '—'}")
         ax.set_title(f"{label} eigenvalues, n = {last.n}, p = {last.p}")
         ax.set_xlabel("eigenvalue")
+        ax.set_ylabel("density of eigenvalues")
         ax.legend(fontsize=7)
     fig.tight_layout()
     path = out / f"spectrum_n{last.n}.png"

@@ -60,6 +60,7 @@ def _panel(ax: Any, ks: KernelSpectrum, label: str, title: str) -> None:
     ax.set_xlim(lo, hi)
     ax.set_title(title if sample is not None else f"{ks.kind.upper()}: predicted", fontsize=9)
     ax.set_xlabel("eigenvalue", fontsize=8)
+    ax.set_ylabel("density of eigenvalues", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=7, loc="center right")
 
@@ -78,6 +79,8 @@ def _activations(ax: Any, report: SpectrumReport, quadratics: list[tuple[str, An
         ax.plot(t, q[0] * t**2 + q[1] * t + q[2], color=f"C{k + 1}", ls="--",
                 label=f"σ ({name}) = {q[0]:.3g}t² + {q[1]:.3g}t + {q[2]:.3g}")  # fmt: skip
     ax.set_title("activations", fontsize=9)
+    ax.set_xlabel("t", fontsize=8)
+    ax.set_ylabel("φ(t), σ(t)", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=6)
 
