@@ -7,7 +7,7 @@ The public API (Ling et al., ICML 2024; Ling et al., HLD 2023)::
     c["alpha_2"]                                             # a Verified number
     deqrmt.coefficient_expression("relu", "alpha_2")         # the SymPy formula for that φ
 
-What the equivalents are for (issue 22; torch only where a kernel is computed)::
+What the equivalents are for (torch only where a kernel is computed)::
 
     r = deqrmt.spectrum("tanh", data="gmm", mc=True)   # predicted CK/NTK spectra, checked on samples
     r.ck.law.density, r.ck.law.spikes                   # a SpectralLaw: bulk, atoms, spikes
@@ -87,14 +87,14 @@ _LAZY = {
         ),
         ".symbolic",
     ),
-    # issue 20: a user's activation checked, above numeric and validate
+    # a user's activation checked, above numeric and validate
     **dict.fromkeys(("CheckReport", "check_activation"), ".check"),
-    # issue 22: spectra and kernels on the user's data (torch only where a kernel is computed)
+    # spectra and kernels on the user's data (torch only where a kernel is computed)
     **dict.fromkeys(
         ("DEQKernel", "SpectrumReport", "equivalent_kernels", "kernels", "spectrum"), ".validate"
     ),
     "SpectralLaw": ".numeric",
-    # issue 23: ∂/∂σ_a², ∂/∂σ_b² of every DEQ coefficient (implicit differentiation, proven)
+    # ∂/∂σ_a², ∂/∂σ_b² of every DEQ coefficient (implicit differentiation, proven)
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), ".numeric"),
 }  # fmt: skip
 

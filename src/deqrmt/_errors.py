@@ -104,4 +104,4 @@ class MissingExtra(DeqrmtError, ImportError):
 class NoReachableInterpolant(InvalidArgument):
     """No point of {β : Xβ = y} lies in the domain that gradient flow through β = g(θ) cannot
     leave (e.g. β > 0 for the diagonal DEQ β = 1/(1-w) from w(0) < 1): the flow cannot
-    interpolate and there is no implicit-bias limit to predict (issue 13)."""
+    interpolate and there is no implicit-bias limit to predict."""

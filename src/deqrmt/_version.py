@@ -2,7 +2,7 @@
 
 Every module that needs the version (JSON documents, cache keys, generated code, the sweep
 store, ``deqrmt --version``) imports it from here, never from the package root, so that no
-module inside the package imports ``deqrmt/__init__.py`` (issue 20: the import-layer test).
+module inside the package imports ``deqrmt/__init__.py`` (the import-layer test, tests/test_architecture.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``deqrmt bias EXPR``: the implicit regularizer of gradient flow through β = g(θ) (issue 13).
+"""``deqrmt bias EXPR``: the implicit regularizer of gradient flow through β = g(θ).
 
 Prints h(β), the conserved quantity, q(β) and its convexity domain; ``--check`` runs PyTorch
 gradient descent against the predicted limit β̂ and the ℓ2 negative control; ``--plot DIR``

@@ -346,7 +346,7 @@ def _driver_source(
 
 def _source(name: str, var: sp.Symbol, expr: sp.Expr) -> str:
     """One piece of φ or φ' as ``name(ctx, x)``, in forms that floats evaluate without overflow
-    (the module integrates over the whole line in floats; issue 25)."""
+    (the module integrates over the whole line in floats)."""
     return function_source(name, [var], [expr], labels=("x",), rewrite=STABLE_FORMS)
 
 

@@ -48,7 +48,7 @@ __all__ = [
 
 #: work units a design may spend: one unit is one evaluation of the family (φ and φ') at one
 #: quadrature node at 40 digits, ~30 µs on one core of this machine (a float64 node costs
-#: FLOAT_UNIT of it), so the budget is ~40 s of search; issue 19's `design --deq tanh
+#: FLOAT_UNIT of it), so the budget is ~40 s of search; the NTK design `design --deq tanh
 #: --family 'a*tanh(b*x)' --kernel ntk` spends 0.15 million of it
 MAX_WORK = 1_200_000
 #: a float64 node costs about 1/40 of a 40-digit one (measured: 0.8 µs against 30 µs)

@@ -10,7 +10,7 @@ negative arguments (``tests/test_float_context.py`` keeps the measurement):
 
 - ``log1p``, ``expm1``: ``log(1 + x)`` and ``exp(x) − 1`` with ``1 + x`` rounded first:
   ``fp.log1p(1e-10)`` is off by 8e-9 relative, ``fp.log1p(e^(−14))`` (softplus at −14) by
-  1.3e-10 (issue 21: a number we print is right to the digits we print);
+  1.3e-10 (a number we print is right to the digits we print);
 - ``erfc``: 5 ulps; ``gamma``: 324 ulps at 100 (and ``math.gamma`` 4 ulps at −4.3);
 - ``besseli``, ``besselj``, ``besselk``, ``gammainc``: hypergeometric series summed in floats,
   off by percents (``fp.besselk(1, 1e-300)`` by 2 %, the upper ``fp.gammainc(1/2, 27)`` by

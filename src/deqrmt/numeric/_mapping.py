@@ -1,4 +1,4 @@
-"""Results as mappings (issue 23): ``dict(c)``, ``c.keys()``, ``c.items()``, ``c.to_dict(float)``.
+"""Results as mappings: ``dict(c)``, ``c.keys()``, ``c.items()``, ``c.to_dict(float)``.
 
 A result record (:class:`~deqrmt.numeric.DEQCoefficients`, :class:`~deqrmt.numeric.SphereCoefficients`,
 a layer of :class:`~deqrmt.numeric.ExplicitCoefficients`) is a read-only

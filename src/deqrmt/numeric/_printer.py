@@ -19,7 +19,7 @@ first true condition selected lane by lane), ``ctx.heaviside``, ``ctx.maximum``,
 name an array context must provide.  (Common subexpressions are computed before the return
 expression: a sub-expression that several branches share is evaluated whichever is selected.)
 
-What may be printed is decided here, not by the caller (issue 27): an expression's free symbols
+What may be printed is decided here, not by the caller: an expression's free symbols
 must be among the declared arguments, and every symbol prints as an identifier of ours
 (``_a0``, ``_a1``, … for the arguments, ``_t0``, ``_t1``, … for common subexpressions), never by
 its SymPy name, which may be any text (a user's parameter name, or a name read from a cache

@@ -101,7 +101,7 @@ _EXPORTS = {
     "ValidationConfig": "_sweep",
     "ValidationResult": "_sweep",
     "run_validation": "_sweep",
-    # issue 22: spectra and kernels on the user's data
+    # spectra and kernels on the user's data
     "EquivalentKernels": "_equivalent_data",
     "equivalent_kernels": "_equivalent_data",
     "KernelEngine": "_exact",

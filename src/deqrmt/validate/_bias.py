@@ -1,4 +1,4 @@
-r"""Gradient descent in PyTorch against the derived implicit-bias limit β̂ (issue 13).
+r"""Gradient descent in PyTorch against the derived implicit-bias limit β̂.
 
 Over-parameterised least squares `L(θ) = ½‖X g(θ) - y‖²` (N < d, X with i.i.d. N(0, 1/N)
 entries), trained by plain gradient descent in float64 on θ from the stated initialisation

@@ -22,7 +22,7 @@ The iteration has a unique attracting fixed point when σ_a² E[φ'²] < 1 (slid
 
 Nothing couples different pairs, so the same engine (:class:`KernelEngine`) gives cross kernels
 G*(x_i, x'_j) between two data sets, tile by tile on every core (:mod:`._kernels`, used by
-:func:`deqrmt.kernels`), and :func:`exact_kernels` runs it near the hardware (issue 24): the
+:func:`deqrmt.kernels`), and :func:`exact_kernels` runs it near the hardware: the
 Gram matrix XᵀX by a rank-k update on every core straight into G*'s buffer, then square tiles
 of the upper triangle on worker threads, each overwriting its part of XᵀX with G* and writing
 K*, so that G* and K* are the only n × n arrays (:func:`exact_kernels_memory`).

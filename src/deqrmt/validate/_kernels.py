@@ -7,7 +7,7 @@ fixed point `G = E[φ(u)φ(v)]`, `(u, v) ~ N(0, [[Λ_ii, Λ_ij], [Λ_ij, Λ_jj]]
 pair by :class:`~._exact.KernelEngine`, and `K* = G*/(1 − Ġ*)` for the NTK over (a, A).  The
 activation is used as given unless ``center`` is set (the theorems' φ_c = φ − c).
 
-Near the hardware (issue 24), as :func:`~._exact.exact_kernels`: the pairs are cut into tiles
+Near the hardware, as :func:`~._exact.exact_kernels`: the pairs are cut into tiles
 (:func:`kernel_tiles`: square tiles of the upper triangle for k(X, X), whose lower triangle is
 their mirror image; rows × columns for k(X1, X2)), run on one worker thread per core with torch
 on one intra-op thread each (:mod:`._threads`, :func:`~._tiles.run_tiles`).  Each tile forms its

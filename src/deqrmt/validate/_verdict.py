@@ -151,7 +151,7 @@ class KernelVerdict:
 class Verdict:
     """Whether the equivalents pass, and which of rate or level failed (module docstring).
 
-    ``passed``, ``reasons``, ``max_slope``, ``max_error`` are as before issue 23; ``kernels``
+    ``passed``, ``reasons``, ``max_slope``, ``max_error`` summarise the whole check; ``kernels``
     holds the rate and level of each error sequence.
     """
 
