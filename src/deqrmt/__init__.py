@@ -65,10 +65,10 @@ if TYPE_CHECKING:
     from .symbolic import derive_fixed_point as derive_fixed_point
     from .symbolic import derive_layer as derive_layer
     from .symbolic import parse_activation as parse_activation
+    from .sweep import kernels as kernels
     from .validate import DEQKernel as DEQKernel
     from .validate import SpectrumReport as SpectrumReport
     from .validate import equivalent_kernels as equivalent_kernels
-    from .validate import kernels as kernels
     from .validate import spectrum as spectrum
 
 _LAZY = {
@@ -91,8 +91,10 @@ _LAZY = {
     **dict.fromkeys(("CheckReport", "check_activation"), ".check"),
     # issue 22: spectra and kernels on the user's data (torch only where a kernel is computed)
     **dict.fromkeys(
-        ("DEQKernel", "SpectrumReport", "equivalent_kernels", "kernels", "spectrum"), ".validate"
+        ("DEQKernel", "SpectrumReport", "equivalent_kernels", "spectrum"), ".validate"
     ),
+    # the exact kernels: in memory (validate), or on Dask into a Zarr store with out=…
+    "kernels": ".sweep",
     "SpectralLaw": ".numeric",
     # issue 23: ∂/∂σ_a², ∂/∂σ_b² of every DEQ coefficient (implicit differentiation, proven)
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), ".numeric"),
