@@ -105,7 +105,9 @@ def test_resume_computes_only_the_missing_tiles(
         store["done"][i, j] = False
         store["ck"][i * 64 : (i + 1) * 64, j * 64 : (j + 1) * 64] = np.nan
     store["ck"][0, 0] = 42.0  # a kept tile: a rerun must not touch it
-    run = deqrmt.sweep.write_kernels("tanh", d / "X.npy", out=d / "K.zarr", tile=64, scheduler=address)
+    run = deqrmt.sweep.write_kernels(
+        "tanh", d / "X.npy", out=d / "K.zarr", tile=64, scheduler=address
+    )
     assert (run.tiles, run.already_done, run.computed) == (10, 7, 3)
     K = zarr.open_group(d / "K.zarr", mode="r")["ck"][...]
     assert K[0, 0] == 42.0
@@ -122,12 +124,12 @@ def test_a_store_for_other_data_or_settings_is_refused(
     d, X = ck_store
     out = d / "K.zarr"
     before = sorted(os.listdir(out))
-    with pytest.raises(StoreError, match=r"sigma_a2: store 0\.2, now 0\.3.*--force"):
+    with pytest.raises(StoreError, match=r"sigma_a2: store 0\.2, now 0\.3.*force=True"):
         deqrmt.kernels("tanh", d / "X.npy", out=out, tile=64, sigma_a2="0.3")
     other = X.copy()
     other[5, 3] += 1e-9
     np.save(tmp_path / "Y.npy", other)
-    with pytest.raises(StoreError, match=r"data \(SHA-256 of X\).*--out a new path"):
+    with pytest.raises(StoreError, match=r"data \(SHA-256 of X\).*out=… a new path"):
         deqrmt.kernels("tanh", tmp_path / "Y.npy", out=out, tile=64)
     with pytest.raises(StoreError, match="activation: store 'tanh', now 'relu'"):
         deqrmt.kernels("relu", d / "X.npy", out=out, tile=64)
@@ -169,7 +171,7 @@ def test_budgets_are_refused_before_any_work(
         deqrmt.kernels("relu", X, out=out, tile=32)
     monkeypatch.undo()
     monkeypatch.setattr(_kernel_run, "MAX_TILES", 5)
-    with pytest.raises(BudgetExceeded, match=r"10 tiles of 32 × 32 .* use tile ≥ 46"):
+    with pytest.raises(BudgetExceeded, match=r"10 tiles of 32 × 32 .* use a tile of 46 or more"):
         deqrmt.kernels("relu", X, out=out, tile=32)
     monkeypatch.undo()
 
@@ -181,7 +183,7 @@ def test_budgets_are_refused_before_any_work(
         deqrmt.kernels("relu", X, out=out, tile=32)
     monkeypatch.undo()
     monkeypatch.setattr(_kernel_run, "WORKER_BASE", 1 << 50)  # no worker has a petabyte
-    with pytest.raises(BudgetExceeded, match=r"a tile of 32 × 32 needs .* per thread.*--tile"):
+    with pytest.raises(BudgetExceeded, match=r"a tile of 32 × 32 needs .* per thread.*tile=…"):
         deqrmt.kernels("relu", X, out=out, tile=32, scheduler=address)
     assert not out.exists()  # nothing was created
 
@@ -225,14 +227,14 @@ def test_cli_end_to_end_with_json(tmp_path: Path, address: str) -> None:
     ]  # fmt: skip
     code, out, err = _cli(argv)
     assert code == 0, err
-    doc = json.loads(out)
-    result = doc["result"] if "result" in doc else doc
+    result = json.loads(out)
+    assert result["command"] == "kernels" and result["inputs"]["kind"] == "ntk"
     assert result["tiles"] == 6 and result["computed"] == 6 and result["complete"] is True
     assert result["shape"] == [90, 90] and result["bytes"] == 90 * 90 * 8
     K = zarr.open_group(tmp_path / "K.zarr", mode="r")["ntk"][...]
     assert _close(K, in_memory("relu", X, kind="ntk")) < RTOL
     code, out, err = _cli(argv)  # again: nothing to compute
-    result = json.loads(out).get("result", json.loads(out))
+    result = json.loads(out)
     assert code == 0 and result["computed"] == 0 and result["already_done"] == 6
     code, out, err = _cli([*argv[:-3], "--sigma-a2", "0.3"])
     assert code == 2 and "StoreError" in err and "--force" in err and len(err.splitlines()) == 1

@@ -60,12 +60,12 @@ if TYPE_CHECKING:
     from .numeric import scan_fixed_points as scan_fixed_points
     from .numeric import sensitivities as sensitivities
     from .numeric import sphere_coefficients as sphere_coefficients
+    from .sweep import kernels as kernels
     from .symbolic import coefficient_expression as coefficient_expression
     from .symbolic import derive_deq as derive_deq
     from .symbolic import derive_fixed_point as derive_fixed_point
     from .symbolic import derive_layer as derive_layer
     from .symbolic import parse_activation as parse_activation
-    from .sweep import kernels as kernels
     from .validate import DEQKernel as DEQKernel
     from .validate import SpectrumReport as SpectrumReport
     from .validate import equivalent_kernels as equivalent_kernels

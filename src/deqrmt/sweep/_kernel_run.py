@@ -224,7 +224,7 @@ def _check_budgets(spec: KernelSpec, missing: int, path: str) -> None:
         need = math.ceil(spec.tile * math.sqrt(tiles / MAX_TILES))
         raise BudgetExceeded(
             f"{tiles} tiles of {spec.tile} × {spec.tile} are more than MAX_TILES = {MAX_TILES} "
-            f"Dask tasks; use tile ≥ {need} (--tile)."
+            f"Dask tasks; use a tile of {need} or more (tile=…)."
         )
     need_bytes = stored_bytes(spec) * missing // max(1, tiles)
     directory = os.path.dirname(os.path.abspath(path))
@@ -237,7 +237,7 @@ def _check_budgets(spec: KernelSpec, missing: int, path: str) -> None:
 
         raise BudgetExceeded(
             f"the kernel store needs {format_bytes(need_bytes)} on disk, but {show(directory)} "
-            f"has {format_bytes(free)} free; give --out (out=…) a path on a larger disk, or "
+            f"has {format_bytes(free)} free; give out=… a path on a larger disk, or "
             "compute fewer rows."
         )
 
@@ -259,7 +259,7 @@ def _check_worker_memory(client: Any, spec: KernelSpec, where: str) -> None:
                 f"a tile of {spec.tile} × {spec.tile} needs about {format_bytes(need)} of a "
                 f"worker's memory, but the worker {address} of {where} has "
                 f"{format_bytes(limit // threads)} per thread (--memory-limit / --nthreads); "
-                f"use --tile {side} (tile={side}), or workers with more memory."
+                f"use a tile of {side} (tile=…), or workers with more memory."
             )
 
 
@@ -427,6 +427,6 @@ def _raise_task_error(exc: BaseException, tile: tuple[int, int], path: str) -> N
     if type(exc).__name__ == "KilledWorker":
         raise SchedulerError(
             f"tile {tile} of {show(path)} killed its workers repeatedly (memory? use a "
-            "smaller --tile); the tiles done are kept: run the same command again."
+            "smaller tile=…); the tiles done are kept: run the same command again."
         ) from None
     raise exc

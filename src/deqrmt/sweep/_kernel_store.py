@@ -269,8 +269,8 @@ def check_metadata(stored: Any, expected: Mapping[str, Any], path: str) -> None:
     """Raise :class:`StoreError` naming the first entries that differ (store vs this run)."""
     if not isinstance(stored, Mapping) or stored.get("format") != FORMAT:
         raise StoreError(
-            f"{show(path)} is not a deqrmt kernel store ({FORMAT}); give --out a new path "
-            "(out=…), or remove it yourself."
+            f"{show(path)} is not a deqrmt kernel store ({FORMAT}); give out=… a new path, or "
+            "remove it yourself."
         )
     differ = [k for k in expected if stored.get(k) != expected[k]]
     if differ:
@@ -280,7 +280,7 @@ def check_metadata(stored: Any, expected: Mapping[str, Any], path: str) -> None:
         )
         raise StoreError(
             f"the kernel store {show(path)} was made for other data or settings ({what}); "
-            "give --out a new path (out=…), or --force (force=True) to replace it."
+            "give out=… a new path, or pass force=True to replace it."
         )
 
 
@@ -330,7 +330,7 @@ def open_store(path: str, spec: KernelSpec, force: bool) -> Any | None:
         what = "a directory" if os.path.isdir(path) else "a file"
         raise FileError(
             f"refusing to write the kernel store {show(path)}: it exists and is {what}, not a "
-            "deqrmt kernel store; give --out (out=…) a new path."
+            "deqrmt kernel store; give out=… a new path."
         )
     zarr = require_zarr()
     group = zarr.open_group(path, mode="r+")
