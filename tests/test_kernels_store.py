@@ -238,3 +238,77 @@ def test_cli_end_to_end_with_json(tmp_path: Path, address: str) -> None:
     assert code == 0 and result["computed"] == 0 and result["already_done"] == 6
     code, out, err = _cli([*argv[:-3], "--sigma-a2", "0.3"])
     assert code == 2 and "StoreError" in err and "--force" in err and len(err.splitlines()) == 1
+
+
+def test_progress_is_called_once_per_tile(tmp_path: Path, address: str) -> None:
+    calls: list[tuple[int, int]] = []
+    deqrmt.kernels(
+        "relu", _data(70, seed=6), out=tmp_path / "K.zarr", tile=32, scheduler=address,
+        progress=lambda done, total: calls.append((done, total)),
+    )  # fmt: skip
+    assert calls == [(k, 6) for k in range(1, 7)]
+
+
+def test_a_task_writes_only_into_the_store_it_was_made_for(tmp_path: Path) -> None:
+    """A task left running by an interrupted run must not write into a store that force=True
+    replaced meanwhile: it checks the store's id before writing anything."""
+    from deqrmt.sweep._kernel_run import compute_tile
+    from deqrmt.sweep._kernel_store import KernelSpec, create_store, data_ref, tile_grid
+
+    X = _data(40, seed=8)
+    path = str(tmp_path / "K.zarr")
+    ref, arr = data_ref(X, "X1", path)
+    spec = KernelSpec("relu", 0.2, 0.8, None, ("ck",), ("a", "A"), 1e-13, "auto", 32, ref, None)
+    assert tile_grid(spec) == [(0, 0), (0, 1), (1, 1)]
+    group, sid = create_store(path, spec, [("X1", arr)])
+    assert [p.name for p in tmp_path.iterdir()] == ["K.zarr"]  # made beside it, renamed
+    assert compute_tile(path, "another-store", spec, 0, 1, "cpu")["skipped"]
+    assert not group["done"][0, 1] and np.isnan(group["ck"][0:32, 32:40]).all()
+    status = compute_tile(path, sid, spec, 0, 1, "cpu")
+    assert "skipped" not in status and group["done"][0, 1]
+    ref_tile = in_memory("relu", X[:32], X[32:])
+    assert _close(group["ck"][0:32, 32:40], ref_tile) < RTOL
+    assert np.array_equal(group["ck"][32:40, 0:32], group["ck"][0:32, 32:40].T)
+
+
+def test_ctrl_c_exits_130_and_the_same_command_resumes(tmp_path: Path, address: str) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    X = _data(384, seed=9)
+    np.save(tmp_path / "X.npy", X)
+    env = dict(os.environ, DEQRMT_NO_PROGRESS="1")
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH", "")) if p)
+    argv = [
+        sys.executable, "-m", "deqrmt", "kernels", "relu", "--data", str(tmp_path / "X.npy"),
+        "--out", str(tmp_path / "K.zarr"), "--tile", "32", "--scheduler", address, "--json",
+    ]  # fmt: skip
+    marks = tmp_path / "K.zarr" / "done" / "c"
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < deadline:
+            if marks.is_dir() and any(marks.iterdir()):
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err.decode()
+    assert (
+        "deqrmt: interrupted;" in err.decode() and "run the same command to resume" in err.decode()
+    )
+    partial = json.loads(out)
+    assert partial["interrupted"] and 0 < partial["computed"] < 78  # 12 × 13 / 2 tiles
+    done = subprocess.run(argv, capture_output=True, env=env, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    result = json.loads(done.stdout)
+    assert result["already_done"] >= partial["computed"] and result["complete"]
+    K = zarr.open_group(tmp_path / "K.zarr", mode="r")["ck"][...]
+    assert _close(K, in_memory("relu", X)) < RTOL

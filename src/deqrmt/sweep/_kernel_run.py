@@ -36,7 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import BudgetExceeded, DeqrmtError, FileError, InvalidArgument, SchedulerError
+from .._errors import (
+    BudgetExceeded,
+    DeqrmtError,
+    FileError,
+    InvalidArgument,
+    SchedulerError,
+    StoreError,
+)
 from ._cluster import check_scheduler, require_distributed
 from ._connect import connect
 from ._kernel_store import (
@@ -45,13 +52,11 @@ from ._kernel_store import (
     create_store,
     data_ref,
     done_marks,
-    finish_create,
     open_store,
     path_of,
     read_rows,
-    removed_on_error,
     require_zarr,
-    store_inputs,
+    store_id,
     stored_bytes,
     tile_grid,
 )
@@ -134,28 +139,37 @@ class KernelStoreRun:
 # ---------------------------------------------------------------------------------- one task
 
 
-def compute_tile(path: str, spec: KernelSpec, i: int, j: int, device: str) -> dict[str, Any]:
+def compute_tile(
+    path: str, sid: str, spec: KernelSpec, i: int, j: int, device: str
+) -> dict[str, Any]:
     """Tile (i, j) of ``spec`` into the store at ``path``, on a worker: its rows read here, the
-    kernel(s) computed by :func:`deqrmt.kernels`, the chunks written, then the mark."""
+    kernel(s) computed by :func:`deqrmt.kernels`, the chunks written, then the mark.
+
+    Only into the store whose id is ``sid``: a task left running by an interrupted run must
+    not write into a store that ``force`` has since replaced (it returns ``skipped``)."""
     from ..validate import kernels
 
     t0 = time.perf_counter()
     zarr = require_zarr()
-    group = zarr.open_group(path, mode="r+")
     r0, r1, c0, c1 = spec.bounds(i, j)
     A = read_rows(spec.x1, r0, r1)
     on_diagonal = spec.symmetric and i == j
     B = None if on_diagonal else read_rows(spec.x2 or spec.x1, c0, c1)
+    values = []
     for kind in spec.kinds:
         k = kernels(
             spec.activation, A, B, sigma_a2=spec.sigma_a2, sigma_b2=spec.sigma_b2, kind=kind,
             center=spec.center, trainable=spec.trainable, device=device, method=spec.method,
             tol=spec.tol, tile=spec.tile,
         )  # fmt: skip
+        values.append((kind, k))
+    group = zarr.open_group(path, mode="r+")  # now: the store as it is at the end of the work
+    if store_id(group) != sid:
+        return {"tile": (i, j), "skipped": True}
+    for kind, k in values:
         group[kind][r0:r1, c0:c1] = k
         if spec.symmetric and not on_diagonal:
             group[kind][c0:c1, r0:r1] = np.ascontiguousarray(k.T)
-        del k
     group["done"][i, j] = True  # last: a tile is done only once every chunk of it is written
     return {
         "tile": (i, j),
@@ -328,22 +342,21 @@ def write_kernels(
             with connect(scheduler, workers, 0) as (client, where):
                 _check_worker_memory(client, spec, where)
                 if group is None:
-                    with removed_on_error(path, created=True):
-                        group = create_store(path, spec)
-                        store_inputs(
-                            group,
-                            [(n, a) for n, a in (("X1", arr1), ("X2", arr2)) if a is not None],
-                        )
-                        finish_create(group, spec)
+                    inputs = [(n, a) for n, a in (("X1", arr1), ("X2", arr2)) if a is not None]
+                    group, sid = create_store(path, spec, inputs)
+                else:
+                    sid = store_id(group)
                 t0 = time.perf_counter()
-                computed = _run_tiles(client, path, spec, todo, device, progress)
+                computed = _run_tiles(client, path, sid, spec, todo, device, progress)
         except KeyboardInterrupt:
             interrupted = True
     seconds = time.perf_counter() - t0
-    if group is not None and not interrupted:
+    if group is not None:
+        # the store is the truth: after Ctrl-C, tiles finished since the last one seen count
         marks = done_marks(group, spec)
         left = [t for t in tile_grid(spec) if not marks[t]]
-        if left:
+        computed = max(computed, len(todo) - len(left))
+        if left and not interrupted:
             raise SchedulerError(
                 f"{len(left)} tiles of {show(path)} are still missing after the run (their "
                 "workers died repeatedly); run the same command again to compute them."
@@ -356,12 +369,18 @@ def write_kernels(
 
 
 def _submit(
-    client: Any, path: str, spec: KernelSpec, tiles: Sequence[tuple[int, int]], device: str
+    client: Any,
+    path: str,
+    sid: str,
+    spec: KernelSpec,
+    tiles: Sequence[tuple[int, int]],
+    device: str,
 ) -> dict[Any, tuple[int, int]]:
     token = uuid.uuid4().hex[:10]
     futures = client.map(
         compute_tile,
         [path] * len(tiles),
+        [sid] * len(tiles),
         [spec] * len(tiles),
         [i for i, _ in tiles],
         [j for _, j in tiles],
@@ -376,6 +395,7 @@ def _submit(
 def _run_tiles(
     client: Any,
     path: str,
+    sid: str,
     spec: KernelSpec,
     todo: Sequence[tuple[int, int]],
     device: str,
@@ -386,17 +406,22 @@ def _run_tiles(
     done = 0
     pending = list(todo)
     for _ in range(LOST_ROUNDS + 1):
-        futures = _submit(client, path, spec, pending, device)
+        futures = _submit(client, path, sid, spec, pending, device)
         lost: list[tuple[int, int]] = []
         try:
             for fut in distributed.as_completed(list(futures), loop=client.loop):
                 tile = futures[fut]
                 if fut.status == "finished":
                     try:
-                        fut.result()
+                        status = fut.result()
                     except CancelledError:
                         lost.append(tile)
                         continue
+                    if status.get("skipped"):
+                        raise StoreError(
+                            f"the kernel store {show(path)} was replaced while this run wrote "
+                            "it (another run with force=True?); run the command again."
+                        )
                     done += 1
                     if progress is not None:
                         progress(done, len(todo))

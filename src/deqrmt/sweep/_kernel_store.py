@@ -20,13 +20,13 @@ any work: 8 bytes per entry):
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import os
 import shutil
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ __all__ = [
     "open_store",
     "read_rows",
     "require_zarr",
+    "store_id",
     "tile_grid",
 ]
 
@@ -344,48 +345,53 @@ def open_store(path: str, spec: KernelSpec, force: bool) -> Any | None:
     return group
 
 
-def create_store(path: str, spec: KernelSpec) -> Any:
-    """A new store at ``path`` for ``spec``: the kernel arrays, the marks, the metadata
-    (written last: a store without it is not resumed, and is refused as foreign)."""
+def create_store(
+    path: str, spec: KernelSpec, inputs: Sequence[tuple[str, np.ndarray]]
+) -> tuple[Any, str]:
+    """A new store at ``path`` for ``spec``, holding the in-memory ``inputs`` (name, array)
+    that the workers read; (the opened group, its id).
+
+    Made whole in a temporary directory beside ``path`` (the kernel arrays, the marks, the
+    inputs, the metadata with a fresh ``store_id``), then renamed to ``path``: a store is
+    there complete or not at all, and an interrupted creation leaves nothing to refuse.
+    """
     zarr = require_zarr()
     n1, n2 = spec.shape
-    group = zarr.open_group(path, mode="w-")
-    for kind in spec.kinds:
-        group.create_array(
-            kind, shape=(n1, n2), chunks=(spec.tile, spec.tile), dtype="float64",
-            compressors=None, fill_value=np.nan,
-        )  # fmt: skip
-    group.create_array("done", shape=spec.grid, chunks=(1, 1), dtype="bool", fill_value=False)
-    return group
+    parent, base = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(parent, f".{base}.{uuid.uuid4().hex[:12]}.creating")
+    store_id = uuid.uuid4().hex
+    try:
+        group = zarr.open_group(tmp, mode="w-")
+        for kind in spec.kinds:
+            group.create_array(
+                kind, shape=(n1, n2), chunks=(spec.tile, spec.tile), dtype="float64",
+                compressors=None, fill_value=np.nan,
+            )  # fmt: skip
+        group.create_array("done", shape=spec.grid, chunks=(1, 1), dtype="bool", fill_value=False)
+        for name, arr in inputs:
+            rows = max(1, min(arr.shape[0], (8 << 20) // (8 * arr.shape[1])))
+            group.create_array(name, data=arr, chunks=(rows, arr.shape[1]))
+        group.attrs["deqrmt"] = {**metadata(spec), "store_id": store_id}
+        try:
+            os.rename(tmp, path)  # a directory: refused when path exists and is not empty
+        except OSError as e:
+            raise FileError(
+                f"cannot create the kernel store {show(path)}: {e.strerror} (did another run "
+                "create it meanwhile?)."
+            ) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return zarr.open_group(path, mode="r+"), store_id
 
 
-def store_inputs(group: Any, arrays: Sequence[tuple[str, np.ndarray]]) -> None:
-    """In-memory data saved into the store, where every worker reads it."""
-    for name, arr in arrays:
-        if name in group:
-            continue
-        rows = max(1, min(arr.shape[0], (8 << 20) // (8 * arr.shape[1])))
-        group.create_array(name, data=arr, chunks=(rows, arr.shape[1]))
-
-
-def finish_create(group: Any, spec: KernelSpec) -> None:
-    group.attrs["deqrmt"] = metadata(spec)
+def store_id(group: Any) -> str:
+    """The id a store was created with (its tasks write only into that store)."""
+    return str((group.attrs.get("deqrmt") or {}).get("store_id", ""))
 
 
 def done_marks(group: Any, spec: KernelSpec) -> np.ndarray:
     """The ``done`` array as numpy (one bool per tile; small)."""
     return np.asarray(group["done"][...], dtype=bool)
-
-
-@contextlib.contextmanager
-def removed_on_error(path: str, created: bool) -> Iterator[None]:
-    """Remove a store this run created if its creation fails half way."""
-    try:
-        yield
-    except BaseException:
-        if created:
-            shutil.rmtree(path, ignore_errors=True)
-        raise
 
 
 def stored_bytes(spec: KernelSpec) -> int:
