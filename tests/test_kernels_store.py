@@ -151,9 +151,22 @@ def test_a_path_that_is_no_kernel_store_is_never_replaced(tmp_path: Path) -> Non
         deqrmt.kernels("relu", X, out=tmp_path / "link")
 
 
-def test_force_replaces_a_kernel_store_for_other_settings(tmp_path: Path, address: str) -> None:
+def test_force_replaces_a_kernel_store_for_other_settings(
+    tmp_path: Path, address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     X = _data(40, seed=4)
     deqrmt.kernels("relu", X, out=tmp_path / "K.zarr", tile=32, scheduler=address)
+
+    class Full:
+        free = 0
+
+    with monkeypatch.context() as m:  # a refused run replaces nothing, force or not
+        m.setattr(_kernel_run.shutil, "disk_usage", lambda _d: Full())
+        with pytest.raises(BudgetExceeded, match="on disk"):
+            deqrmt.kernels("relu", X, out=tmp_path / "K.zarr", tile=32, sigma_a2="0.4", force=True)
+    kept = zarr.open_group(tmp_path / "K.zarr", mode="r")
+    assert kept.attrs["deqrmt"]["sigma_a2"] == 0.2
+    assert kept["done"][0, 0] and kept["done"][0, 1] and kept["done"][1, 1]
     K = deqrmt.kernels(
         "relu", X, out=tmp_path / "K.zarr", tile=32, sigma_a2="0.4", force=True, scheduler=address
     )
@@ -179,7 +192,7 @@ def test_budgets_are_refused_before_any_work(
         free = 10_000
 
     monkeypatch.setattr(_kernel_run.shutil, "disk_usage", lambda _d: Usage())
-    with pytest.raises(BudgetExceeded, match=r"needs 78.1 KiB on disk.*9.77 KiB free.*larger"):
+    with pytest.raises(BudgetExceeded, match=r"needs 85.9 KiB on disk.*9.77 KiB free.*larger"):
         deqrmt.kernels("relu", X, out=out, tile=32)
     monkeypatch.undo()
     monkeypatch.setattr(_kernel_run, "WORKER_BASE", 1 << 50)  # no worker has a petabyte

@@ -225,7 +225,7 @@ def _head(ref: DataRef, arr: np.ndarray | None, rows: int) -> np.ndarray:
     return np.asarray(arr[:rows]) if arr is not None else read_rows(ref, 0, rows)
 
 
-def _check_budgets(spec: KernelSpec, missing: int, path: str) -> None:
+def _check_budgets(spec: KernelSpec, missing: int, path: str, extra: int = 0) -> None:
     n1, n2 = spec.shape
     if n1 * n2 > MAX_ENTRIES:
         raise BudgetExceeded(
@@ -240,7 +240,7 @@ def _check_budgets(spec: KernelSpec, missing: int, path: str) -> None:
             f"{tiles} tiles of {spec.tile} × {spec.tile} are more than MAX_TILES = {MAX_TILES} "
             f"Dask tasks; use a tile of {need} or more (tile=…)."
         )
-    need_bytes = stored_bytes(spec) * missing // max(1, tiles)
+    need_bytes = stored_bytes(spec) * missing // max(1, tiles) + extra
     directory = os.path.dirname(os.path.abspath(path))
     try:
         free = shutil.disk_usage(directory).free
@@ -307,7 +307,8 @@ def write_kernels(
     act, kinds, side, scheduler = _checked(act, kind, tile, workers, scheduler)
     require_zarr()
     _check_distributed()  # both before any work: a missing extra is a clean error
-    path = path_of(out)
+    given = path_of(out)
+    path = os.path.abspath(given)  # the workers' working directory is not ours
     ref1, arr1 = data_ref(X1, "X1", path)
     ref2, arr2 = (None, None) if X2 is None else data_ref(X2, "X2", path)
     if ref2 is not None and ref2.shape[1] != ref1.shape[1]:
@@ -326,13 +327,15 @@ def write_kernels(
         kinds=kinds, trainable=tuple(trainable), tol=float(tol), method=str(method), tile=side,
         x1=ref1, x2=ref2,
     )  # fmt: skip
-    group = open_store(path, spec, force)
+    group, stale = open_store(path, spec, force)
     todo = tile_grid(spec)
     if group is not None:
         marks = done_marks(group, spec)
         todo = [(i, j) for i, j in todo if not marks[i, j]]
     total = len(tile_grid(spec))
-    _check_budgets(spec, len(todo) if group is not None else total, path)
+    inputs = [(n, a) for n, a in (("X1", arr1), ("X2", arr2)) if a is not None]
+    extra = 0 if group is not None else sum(a.nbytes for _, a in inputs)
+    _check_budgets(spec, len(todo) if group is not None else total, path, extra)
     t0 = time.perf_counter()
     computed, interrupted, where = 0, False, "nothing to compute"
     if todo:
@@ -342,8 +345,7 @@ def write_kernels(
             with connect(scheduler, workers, 0) as (client, where):
                 _check_worker_memory(client, spec, where)
                 if group is None:
-                    inputs = [(n, a) for n, a in (("X1", arr1), ("X2", arr2)) if a is not None]
-                    group, sid = create_store(path, spec, inputs)
+                    group, sid = create_store(path, spec, inputs, replace=stale)
                 else:
                     sid = store_id(group)
                 t0 = time.perf_counter()
@@ -362,7 +364,7 @@ def write_kernels(
                 "workers died repeatedly); run the same command again to compute them."
             )
     return KernelStoreRun(
-        store=path, shape=spec.shape, kinds=kinds, tile=side, tiles=total,
+        store=given, shape=spec.shape, kinds=kinds, tile=side, tiles=total,
         already_done=total - len(todo), computed=computed, bytes=stored_bytes(spec),
         seconds=seconds, scheduler=where, interrupted=interrupted,
     )  # fmt: skip

@@ -309,12 +309,13 @@ def _is_kernel_store(path: str) -> bool:
     return isinstance(deqrmt, dict) and deqrmt.get("format") == FORMAT
 
 
-def open_store(path: str, spec: KernelSpec, force: bool) -> Any | None:
-    """The existing store at ``path`` for ``spec`` (to resume), None when there is none yet.
+def open_store(path: str, spec: KernelSpec, force: bool) -> tuple[Any | None, bool]:
+    """(the existing store at ``path`` for ``spec``, to resume; or None, and whether a store
+    is there to be replaced when the new one is made).
 
     Refused: a link, a file or a directory that is not a deqrmt kernel store (never replaced,
-    ``force`` or not: it is not ours to delete); a kernel store for other data or settings
-    (replaced with ``force``: then None, the old store is removed).
+    ``force`` or not: it is not ours to delete); a kernel store for other data or settings,
+    unless ``force`` (it is then replaced by :func:`create_store`, after every check passed).
     """
     if os.path.islink(path):
         raise FileError(
@@ -326,7 +327,7 @@ def open_store(path: str, spec: KernelSpec, force: bool) -> Any | None:
             raise FileError(
                 f"cannot write {show(path)}: the directory {show(parent)} does not exist."
             )
-        return None
+        return None, False
     if not _is_kernel_store(path):
         what = "a directory" if os.path.isdir(path) else "a file"
         raise FileError(
@@ -340,16 +341,16 @@ def open_store(path: str, spec: KernelSpec, force: bool) -> Any | None:
     except StoreError:
         if not force:
             raise
-        shutil.rmtree(path)
-        return None
-    return group
+        return None, True
+    return group, False
 
 
 def create_store(
-    path: str, spec: KernelSpec, inputs: Sequence[tuple[str, np.ndarray]]
+    path: str, spec: KernelSpec, inputs: Sequence[tuple[str, np.ndarray]], replace: bool = False
 ) -> tuple[Any, str]:
     """A new store at ``path`` for ``spec``, holding the in-memory ``inputs`` (name, array)
-    that the workers read; (the opened group, its id).
+    that the workers read; (the opened group, its id).  ``replace``: the kernel store at
+    ``path`` (one for other settings, :func:`open_store` said) is removed first.
 
     Made whole in a temporary directory beside ``path`` (the kernel arrays, the marks, the
     inputs, the metadata with a fresh ``store_id``), then renamed to ``path``: a store is
@@ -359,7 +360,7 @@ def create_store(
     n1, n2 = spec.shape
     parent, base = os.path.split(os.path.abspath(path))
     tmp = os.path.join(parent, f".{base}.{uuid.uuid4().hex[:12]}.creating")
-    store_id = uuid.uuid4().hex
+    sid = uuid.uuid4().hex
     try:
         group = zarr.open_group(tmp, mode="w-")
         for kind in spec.kinds:
@@ -371,7 +372,9 @@ def create_store(
         for name, arr in inputs:
             rows = max(1, min(arr.shape[0], (8 << 20) // (8 * arr.shape[1])))
             group.create_array(name, data=arr, chunks=(rows, arr.shape[1]))
-        group.attrs["deqrmt"] = {**metadata(spec), "store_id": store_id}
+        group.attrs["deqrmt"] = {**metadata(spec), "store_id": sid}
+        if replace and _is_kernel_store(path):
+            shutil.rmtree(path)
         try:
             os.rename(tmp, path)  # a directory: refused when path exists and is not empty
         except OSError as e:
@@ -381,7 +384,7 @@ def create_store(
             ) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return zarr.open_group(path, mode="r+"), store_id
+    return zarr.open_group(path, mode="r+"), sid
 
 
 def store_id(group: Any) -> str:

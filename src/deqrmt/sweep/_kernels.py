@@ -50,7 +50,7 @@ def kernels(
       kind: ``"ck"`` for G*, ``"ntk"`` for K* (over ``trainable``; (a, A) gives K* = G*/(1 − Ġ*));
         with ``out`` also ``"both"``.
       center: c in φ_c = φ − c (default None: φ as given).  The equivalent kernels of the ICML
-        2024 theorems use the c that centres φ at τ* (see :func:`equivalent_kernels`).
+        2024 theorems use the c that centres φ at τ* (see :func:`deqrmt.equivalent_kernels`).
       device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``.
       method, tol: see :func:`deqrmt.validate.exact_kernels`.
       progress: called as ``progress(done, total)`` after every tile (``total`` tiles; the
