@@ -325,3 +325,51 @@ def test_ctrl_c_exits_130_and_the_same_command_resumes(tmp_path: Path, address: 
     assert result["already_done"] >= partial["computed"] and result["complete"]
     K = zarr.open_group(tmp_path / "K.zarr", mode="r")["ck"][...]
     assert _close(K, in_memory("relu", X)) < RTOL
+
+
+def test_a_progress_bar_at_a_terminal(tmp_path: Path, address: str) -> None:
+    """Through a real pty: tiles done / total, the rate; none with --quiet or in a pipe."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    np.save(tmp_path / "X.npy", _data(200, seed=10))
+    env = {k: v for k, v in os.environ.items() if k != "DEQRMT_NO_PROGRESS"}
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH", "")) if p)
+    argv = [
+        sys.executable, "-m", "deqrmt", "kernels", "relu", "--data", str(tmp_path / "X.npy"),
+        "--out", str(tmp_path / "K.zarr"), "--tile", "32", "--scheduler", address,
+    ]  # fmt: skip
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the pty closed with the process
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            elif proc.poll() is not None:
+                break
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        os.close(master)
+    text = seen.decode("utf-8", "replace")
+    assert proc.returncode == 0, text
+    assert "tiles" in text and "28/28" in text and "tile/s" in text, text
+    assert "28/28" not in out.decode()  # the bar is on the terminal, never in the table
