@@ -85,7 +85,10 @@ def _gib(nbytes: float) -> str:
 
 def _marks(store: str) -> int:
     root = os.path.join(store, "done", "c")
-    return sum(len(f) for _, _, f in os.walk(root)) if os.path.isdir(root) else 0
+    if not os.path.isdir(root):
+        return 0
+    # not a killed writer's temporary file (Zarr writes ``KEY.<uuid>.partial``, then renames)
+    return sum(f.isdigit() for _, _, files in os.walk(root) for f in files)
 
 
 class _PeakRSS:

@@ -157,10 +157,12 @@ def compute_tile(
     B = None if on_diagonal else read_rows(spec.x2 or spec.x1, c0, c1)
     values = []
     for kind in spec.kinds:
+        # the engine's own inner tiles (not the store's): a stored tile is deqrmt.kernels of
+        # its rows, bit for bit, whatever the store's tile side
         k = kernels(
             spec.activation, A, B, sigma_a2=spec.sigma_a2, sigma_b2=spec.sigma_b2, kind=kind,
             center=spec.center, trainable=spec.trainable, device=device, method=spec.method,
-            tol=spec.tol, tile=spec.tile,
+            tol=spec.tol,
         )  # fmt: skip
         values.append((kind, k))
     group = zarr.open_group(path, mode="r+")  # now: the store as it is at the end of the work
