@@ -7,8 +7,9 @@ itself (a ``.npy`` file memory-mapped, or a Zarr array: **the workers must see t
 system as the driver**, as on one machine or a cluster's shared disk), computes the tile with
 :func:`deqrmt.kernels` on those rows, writes it (and its transpose) as whole chunks, then sets
 its ``done`` mark; it returns a few numbers, never the tile, so the driver holds no tile at
-all.  Each tile is the in-memory kernel of its rows (agreeing with the whole in-memory kernel
-to ~1e-13 relative: the diagonal fixed points are solved per tile).
+all.  A stored tile is ``deqrmt.kernels`` of its rows, bit for bit; against the whole kernel
+computed in memory it agrees to the engine's tolerance (the diagonal fixed points are solved
+per tile, the Mehler degree chosen per inner tile; measured 1.6e-13 relative at n = 300).
 
 * **Faults.**  A tile lost with its worker is run again by the scheduler (Dask's
   ``allowed-failures``), or resubmitted when its future came back cancelled; rewriting a tile
