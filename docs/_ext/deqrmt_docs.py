@@ -85,6 +85,18 @@ CLI_EXAMPLES: dict[str, list[str]] = {
         "EOF",
         "sweep grid.toml --workers 1",
     ],
+    # a small table copied into the store; one worker, tiles of 4 (3 tasks)
+    "kernels": [
+        "cat > X.csv <<EOF",
+        "0.5,-0.2,0.1",
+        "0.3,0.8,-0.4",
+        "-0.6,0.1,0.7",
+        "0.2,0.2,0.9",
+        "-0.1,-0.9,0.3",
+        "0.7,-0.5,-0.2",
+        "EOF",
+        "kernels relu --data X.csv --out K.zarr --kind both --tile 4 --workers 1",
+    ],
     "bias": ["bias '1/(1-w)'", "bias 'u**2-v**2' --init 1,0.5"],
     "activations": ["activations"],
     "families": ["families"],

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from .numeric import scan_fixed_points as scan_fixed_points
     from .numeric import sensitivities as sensitivities
     from .numeric import sphere_coefficients as sphere_coefficients
+    from .sweep import kernels as kernels
     from .symbolic import coefficient_expression as coefficient_expression
     from .symbolic import derive_deq as derive_deq
     from .symbolic import derive_fixed_point as derive_fixed_point
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
     from .validate import DEQKernel as DEQKernel
     from .validate import SpectrumReport as SpectrumReport
     from .validate import equivalent_kernels as equivalent_kernels
-    from .validate import kernels as kernels
     from .validate import spectrum as spectrum
 
 _LAZY = {
@@ -91,8 +91,10 @@ _LAZY = {
     **dict.fromkeys(("CheckReport", "check_activation"), ".check"),
     # spectra and kernels on the user's data (torch only where a kernel is computed)
     **dict.fromkeys(
-        ("DEQKernel", "SpectrumReport", "equivalent_kernels", "kernels", "spectrum"), ".validate"
+        ("DEQKernel", "SpectrumReport", "equivalent_kernels", "spectrum"), ".validate"
     ),
+    # the exact kernels: in memory (validate), or on Dask into a Zarr store with out=…
+    "kernels": ".sweep",
     "SpectralLaw": ".numeric",
     # ∂/∂σ_a², ∂/∂σ_b² of every DEQ coefficient (implicit differentiation, proven)
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), ".numeric"),

@@ -65,6 +65,7 @@ COMMANDS: tuple[str, ...] = (
     "spectrum",
     "check",
     "sweep",
+    "kernels",
     "bias",
     "activations",
     "families",

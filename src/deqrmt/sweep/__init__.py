@@ -26,6 +26,9 @@ from .._errors import StoreError as StoreError
 from ._cluster import QUIET_DASK as QUIET_DASK
 from ._cluster import check_scheduler as check_scheduler
 from ._cluster import embedded_cluster as embedded_cluster
+from ._kernel_run import KernelStoreRun as KernelStoreRun
+from ._kernel_run import write_kernels as write_kernels
+from ._kernels import kernels as kernels
 from ._plots import write_plots as write_plots
 from ._result import GroupSummary as GroupSummary
 from ._result import SweepProgress as SweepProgress
@@ -46,6 +49,7 @@ __all__ = [
     "QUIET_DASK",
     "BudgetExceeded",
     "GroupSummary",
+    "KernelStoreRun",
     "Record",
     "ResultStore",
     "SchedulerError",
@@ -58,9 +62,11 @@ __all__ = [
     "check_scheduler",
     "embedded_cluster",
     "execute",
+    "kernels",
     "largest_first",
     "load_spec",
     "parse_spec",
     "run_sweep",
+    "write_kernels",
     "write_plots",
 ]
