@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from .._arguments import boolean
 from .._errors import InvalidArgument
 
 __all__ = ["kernels"]
@@ -104,6 +105,7 @@ def kernels(
       ((5, 5), True)
       >>> K = kernels("relu", "X.npy", out="K.zarr")  # doctest: +SKIP
     """
+    force = boolean(force, "force")
     if out is None:
         extra = [n for n, v in (("scheduler", scheduler), ("workers", workers)) if v is not None]
         if force:
