@@ -56,9 +56,12 @@ def _run(problem: DEQProblem, dps: int, refine: int) -> tuple[dict[str, Any], di
             "center=True to center φ at its own fixed point."
         )
     if not fp.attracting:
+        from ._threshold import threshold_text
+
         raise ContractionError(
             f"F'(τ*²) = σ_a² E[(φ_c²)''(τ*ξ)]/2 = {ctx.nstr(fp.slope, 8)}: |F'| ≥ 1, the fixed "
             f"point is not attracting at sigma_a2={problem.sigma_a2}; reduce sigma_a2."
+            + threshold_text(problem)
         )
     a2, b2, t0 = (
         ctx.mpf(int(v.p)) / int(v.q) for v in (problem.sigma_a2, problem.sigma_b2, problem.tau0)
