@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..numeric import Kolmogorov, SpectralLaw
+from ..numeric._mapping import AttributeHints
 
 __all__ = ["KernelSpectrum", "MonteCarloSpectrum", "SpikeCheck", "SpectrumReport"]
 
@@ -46,7 +47,7 @@ class MonteCarloSpectrum:
 
 
 @dataclasses.dataclass(frozen=True)
-class KernelSpectrum:
+class KernelSpectrum(AttributeHints):
     """The predicted law of one kernel (CK or NTK) and, with Monte Carlo, the sampled spectra.
 
     Attributes:
@@ -73,6 +74,29 @@ class KernelSpectrum:
     coefficients: dict[str, float]
     samples: tuple[MonteCarloSpectrum, ...] = ()
     explicit: tuple[SpectralLaw, dict[str, float]] | None = None
+
+    def _lines(self) -> list[str]:
+        from ..numeric._display import law_lines
+
+        eq = ", ".join(f"{k} = {v:.6g}" for k, v in self.coefficients.items())
+        out = [f"KernelSpectrum({self.kind}; equivalent: {eq})", *law_lines(self.law)[1:]]
+        for s in self.samples:
+            c = s.check
+            got = ", ".join(
+                f"{v:.6g} ({e:.2%})" for v, e in zip(c.spikes, c.spike_errors, strict=True)
+            )
+            out.append(f"  sampled {s.label}  Kolmogorov {c.distance:.4f}; spikes {got or 'none'}")
+        return out
+
+    def __repr__(self) -> str:
+        from ..numeric._display import short
+
+        return short(self._lines())
+
+    def _repr_html_(self) -> str:
+        from ..numeric._display import lines_html
+
+        return lines_html(self._lines())
 
     def sample(self, label: str) -> MonteCarloSpectrum | None:
         """The sample labelled ``label`` (``"exact"``, ``"width"``, ``"explicit"``), or None."""
@@ -121,7 +145,7 @@ class SpikeCheck:
 
 
 @dataclasses.dataclass(frozen=True)
-class SpectrumReport:
+class SpectrumReport(AttributeHints):
     """What :func:`spectrum` returns: the setting, the CK and NTK spectra, the verdict.
 
     Attributes:
