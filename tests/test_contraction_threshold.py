@@ -78,3 +78,10 @@ def test_an_out_of_range_default_says_it_is_one(cli_prefix: list[str]) -> None:
     assert proc.returncode == 2
     assert "--sigma-a2 3 leaves σ_b² at its default" in proc.stderr
     assert "`--sigma-b2`" in proc.stderr
+
+
+def test_a_diverging_ntk_says_where_it_exists() -> None:
+    # ReLU: E[φ'²] = 1/2 at every τ, so the NTK exists exactly for σ_a² < 2 (the CK up to 2.93)
+    c = deq_coefficients("relu", "2.5", 1, dps=10)
+    assert "beta_1" not in c.values
+    assert "the NTK exists for σ_a² below about 2 at sigma_b2=1" in c.notes[0]

@@ -124,10 +124,12 @@ def verified(problem: DEQProblem) -> DEQCoefficients:
     others, notes = other_fixed_points(problem)
     if "beta_1" not in values:
         ntk = moments["E_phi_prime_sq"].value * problem.sigma_a2.p / problem.sigma_a2.q
+        from ._threshold import ntk_threshold_text
+
         notes = (
             f"the NTK diverges: σ_a² E[φ'(τ*ξ)²] = {mpmath.nstr(ntk, 6)} ≥ 1, so "
-            "K* = G*/(1 − Ġ*) does not exist and β*, κ* are undefined; the CK values stand "
-            f"(choose sigma_a2 < {mpmath.nstr(1 / moments['E_phi_prime_sq'].value, 6)} for the NTK).",
+            "K* = G*/(1 − Ġ*) does not exist and β*, κ* are undefined; the CK values stand"
+            f"{ntk_threshold_text(problem)}.",
             *notes,
         )
     return DEQCoefficients(problem, values, moments, others, notes)

@@ -23,7 +23,7 @@ from ._float_context import FLOAT
 from ._moments import evaluator_for
 from ._problem import DEQProblem
 
-__all__ = ["Thresholds", "contraction_thresholds", "threshold_text"]
+__all__ = ["Thresholds", "contraction_thresholds", "ntk_threshold_text", "threshold_text"]
 
 #: grid q0·2^(k/2), k = 1 … 80: up to 10¹² q0, where the scan for fixed points also stops
 _GRID = 80
@@ -155,3 +155,16 @@ def threshold_text(problem: DEQProblem) -> str:
             "(above it only the CK exists)"
         )
     return out + "."
+
+
+def ntk_threshold_text(problem: DEQProblem) -> str:
+    """`` (the NTK exists for σ_a² below about 2 at sigma_b2=1, tau0=1; float64, not proven)``:
+    what a note on a diverging NTK ends with (empty when it cannot be located)."""
+    t = contraction_thresholds(problem, float(problem.sigma_a2))
+    if t is None or t.ntk is None or not t.ntk < float(problem.sigma_a2):
+        return ""
+    return (
+        f" (the NTK exists for σ_a² below about {_num(t.ntk)} at sigma_b2={problem.sigma_b2}, "
+        f"tau0={problem.tau0}: where σ_a² E[φ'(τ*ξ)²] reaches 1 as τ* moves with σ_a²; float64, "
+        "not proven)"
+    )
