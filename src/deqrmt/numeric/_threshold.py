@@ -14,8 +14,11 @@ Computed in float64 (the engine's scan arithmetic), not proven: messages say "ab
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
+
+import sympy as sp
 
 from .._errors import ActivationError
 from ._fixed_point import map_from_moments
@@ -45,13 +48,24 @@ class Thresholds:
 
 
 def _point(problem: DEQProblem, q: float) -> tuple[float, float]:
-    """S(q) and E[φ'(√q ξ)²], in float64."""
+    """S(q) and E[φ'(√q ξ)²], in float64 (memoised per setting, whatever σ_a²: the points of
+    a range of refused σ_a² are computed once)."""
+    return _point_at(_setting(problem), q)
+
+
+def _setting(problem: DEQProblem) -> DEQProblem:
+    # S does not depend on σ_a² (nor F on dps or the trainable set): one key per setting
+    return problem.replace(sigma_a2=sp.Integer(1), dps=15, trainable=("a", "A"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _point_at(problem: DEQProblem, q: float) -> tuple[float, float]:
     ev = evaluator_for(problem.activation)
     raw = ev(FLOAT, math.sqrt(q), ("phi", "d1", "d2", "sq", "sq2", "dsq"), 0, 12)
     values = {k: v.value for k, v in raw.items()}
-    f, _, _ = map_from_moments(problem, FLOAT, values)
+    f, _, _ = map_from_moments(problem, FLOAT, values)  # σ_a² = 1: F(q) − q0 = V(q)
     q0 = float(problem.q0)
-    v = (float(f) - q0) / float(problem.sigma_a2)
+    v = float(f) - q0
     return (q - q0) / v if v > 0 else math.inf, float(values["dsq"])
 
 
