@@ -100,7 +100,7 @@ def _library_specs() -> list[str]:
 def test_generated_module_item_passes_for_every_library_activation(spec: str) -> None:
     # the `deqrmt check` item "generated module vs engine", for every name `deqrmt activations`
     # lists (sign has no NTK: the check reports N/A)
-    if spec == "sign":
+    if spec in ("sign", "hardshrink"):
         with pytest.raises(ActivationError):
             deq_coefficients(spec, dps=15)
         return

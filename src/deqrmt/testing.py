@@ -210,12 +210,14 @@ def activations(
 def library_activations(*, lipschitz: bool = True) -> st.SearchStrategy[Activation]:
     """Library activations, the parametrised ones (leaky_relu, hard_tanh, elu) with random
     exact parameters.  ``lipschitz=False`` adds ``quadratic`` (outside Assumption 1, but with an
-    attracting fixed point at small σ_a²); ``sign`` and ``polynomial`` are never drawn."""
+    attracting fixed point at small σ_a²); ``sign``, ``hardshrink`` (discontinuous) and
+    ``polynomial`` are never drawn."""
     lipschitz = _arguments.boolean(lipschitz, "lipschitz")
     plain = sorted(
         n
         for n in LIBRARY
-        if n not in {"sign", "polynomial", "leaky_relu", "hard_tanh", "elu", "quadratic"}
+        if n
+        not in {"sign", "hardshrink", "polynomial", "leaky_relu", "hard_tanh", "elu", "quadratic"}
     )
     if not lipschitz:
         plain.append("quadratic")

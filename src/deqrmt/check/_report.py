@@ -12,6 +12,8 @@ import mpmath
 from .._errors import InvalidArgument
 from .._text import escape_controls
 from ..numeric import DEQProblem, ProblemFields
+from ..numeric._display import _h
+from ..numeric._mapping import AttributeHints
 
 __all__ = [
     "PASS",
@@ -102,7 +104,7 @@ class CheckItems(tuple[CheckItem, ...]):
 
 
 @dataclasses.dataclass(frozen=True)
-class CheckReport(ProblemFields, Mapping[str, CheckItem]):
+class CheckReport(AttributeHints, ProblemFields, Mapping[str, CheckItem]):
     """Every item :func:`deqrmt.check.check_activation` checked, for one activation and setting.
 
     A mapping from item key (``"lipschitz"``, ``"contraction_ck"``, ``"stein"``, …) to its
@@ -184,6 +186,23 @@ class CheckReport(ProblemFields, Mapping[str, CheckItem]):
         # user text (the activation's name, an engine message quoting it) as repr(str) shows
         # control and bidi characters: printing a report cannot drive the terminal
         return [escape_controls(line, keep="") for line in out]
+
+    def __repr__(self) -> str:
+        from ..numeric._display import short
+
+        return short(self.lines(), "every item: .lines() or .to_dict()")
+
+    def _repr_html_(self) -> str:
+        head, *_ = self.lines()
+        cells = "".join(
+            f"<tr><td>{_h(i.status)}</td><td><code>{_h(i.key)}</code></td><td>{_h(i.title)}</td>"
+            f"<td>{_h(i.explanation)}</td></tr>"
+            for i in self.items
+        )
+        return (
+            f"<p><b>{_h(head)}</b></p><table><tr><th>status</th><th>key</th><th>check</th>"
+            f"<th>why</th></tr>{cells}</table>"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         # The inputs as the problem record writes them; the report has always carried only

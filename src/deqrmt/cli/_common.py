@@ -236,11 +236,14 @@ def argv_hint(message: str, argv: list[str]) -> str:
 
 
 def add_command(
-    subparsers: Any, name: str, *, help: str, description: str, epilog: str | None = None
+    subparsers: Any, name: str, *, help: str | None, description: str, epilog: str | None = None
 ) -> argparse.ArgumentParser:
-    """A sub-command parser with the shared formatter; its ``command`` default is ``name``."""
+    """A sub-command parser with the shared formatter; its ``command`` default is ``name``.
+
+    ``help=None`` leaves the command out of ``deqrmt --help``'s list (a deprecated name)."""
+    listed = {} if help is None else {"help": help}
     p: argparse.ArgumentParser = subparsers.add_parser(
-        name, help=help, description=description, epilog=epilog, formatter_class=HelpFormatter
+        name, description=description, epilog=epilog, formatter_class=HelpFormatter, **listed
     )
     p.set_defaults(command=name)
     return p

@@ -42,12 +42,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "check a designed ENN: DEQ kernel vs ENN kernel vs n (needs the [validate] extra)",
     )
     # the old name: a parser of its own (so `deqrmt certify --json` says "command": "certify",
-    # as it did), listed in --help as deprecated; cli/__init__.py prints the note and runs this
-    _add(subparsers, DEPRECATED_NAME, f"deprecated: the old name of `{NAME}`, removed in 0.2")
+    # as it did), left out of --help (it has no page); cli/__init__.py prints the deprecation
+    # note and runs this
+    _add(subparsers, DEPRECATED_NAME, None)
     return p
 
 
-def _add(subparsers: Any, name: str, help: str) -> argparse.ArgumentParser:
+def _add(subparsers: Any, name: str, help: str | None) -> argparse.ArgumentParser:
     p = add_command(
         subparsers,
         name,

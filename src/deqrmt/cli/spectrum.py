@@ -228,49 +228,9 @@ def _compute(args: argparse.Namespace, data: str, mixture: Any, design: Any) -> 
 
 
 def _print(report: Any) -> None:
-    s = report.setting
-    where = (
-        f"data uniform on the sphere, n = {s['n']}, d = {s['d']} (HLD 2023)"
-        if s["kind"] == "sphere"
-        else f"Gaussian mixture ({s['preset']}), n = {s['n']}, p = {s['p']}, classes "
-        f"{s['counts']}, τ0 = {float(s['tau0']):.6g} (ICML 2024)"
-    )
-    print(
-        f"spectrum {report.activation}: φ(x) = {report.expression}, σ_a² = {report.sigma_a2}, "
-        f"σ_b² = {report.sigma_b2}; {where}"
-    )
-    for ks in report.kernels():
-        law = ks.law
-        eq = ", ".join(f"{k} = {v:.6g}" for k, v in ks.coefficients.items())
-        print(f"\n{ks.kind.upper()}  (equivalent: {eq})")
-        support = " ∪ ".join(f"[{a:.6g}, {b:.6g}]" for a, b in law.support) or "—"
-        print(f"  support      {support}")
-        for loc, mass in law.atoms:
-            print(f"  atom         {loc:.6g} with mass {mass:.6g}")
-        if not law.alignments:
-            print("  spikes       none")
-        for a in law.alignments:
-            times = f" (×{a.multiplicity})" if a.multiplicity > 1 else ""
-            cls = ", ".join(f"{v:.4f}" for v in a.classes)
-            print(f"  spike        {a.eigenvalue:.8g}{times}   class alignment [{cls}]")
-        if ks.explicit is not None:
-            elaw, ecoef = ks.explicit
-            eq2 = ", ".join(f"{k} = {v:.6g}" for k, v in ecoef.items())
-            sp = ", ".join(f"{v:.6g}" for v in elaw.spikes[:3]) or "none"
-            print(f"  designed ENN ({eq2}): spikes {sp}")
-        for smp in ks.samples:
-            c = smp.check
-            spikes = ", ".join(
-                f"{v:.6g} ({e:.2%})" for v, e in zip(c.spikes[:3], c.spike_errors[:3], strict=False)
-            )
-            print(
-                f"  sampled {smp.label:<8} Kolmogorov {c.distance:.4f} (bulk of {c.bulk}; with "
-                f"atoms {c.distance_with_atoms:.4f})" + (f"; spikes {spikes}" if spikes else "")
-            )
-    for note in report.notes:
-        print(f"note: {note}")
-    if report.passed is not None:
-        print("\nPASSED" if report.passed else "\nREJECTED: " + "; ".join(report.reasons))
+    from ..validate._spectrum_text import report_lines
+
+    print("\n".join(report_lines(report)))
 
 
 def _write_plot(args: argparse.Namespace, report: Any) -> None:

@@ -61,9 +61,12 @@ def _evaluate(
             ntk = True
         elif g_dot >= 1:
             ntk = False
+            from ._threshold import ntk_threshold_text
+
             notes.append(
                 f"the NTK diverges: σ_a² E[φ'(τ*ξ)²] = {midpoint_text(g_dot, 6)} ≥ 1, so "
-                "K* = G*/(1 − Ġ*) does not exist and β*, κ* are undefined; the CK values stand."
+                "K* = G*/(1 − Ġ*) does not exist and β*, κ* are undefined; the CK values stand"
+                f"{ntk_threshold_text(problem)}."
             )
         else:
             raise NotEnclosable(f"σ_a² E[φ'(τ*ξ)²] = {g_dot.str(8)} is not separated from 1")

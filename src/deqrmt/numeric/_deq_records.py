@@ -15,7 +15,7 @@ from .. import _arguments
 from .._errors import ContractionError
 from .._text import escape_controls
 from . import _display
-from ._mapping import ValueTable, VerifiedMapping, convert
+from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert
 from ._problem import DEQProblem, ProblemFields
 from ._verify import Verified, certification_fields
 
@@ -58,7 +58,7 @@ def _verified_property(key: str) -> property:
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class DEQCoefficients(ProblemFields, VerifiedMapping):
+class DEQCoefficients(AttributeHints, ProblemFields, VerifiedMapping):
     """τ*, γ*, α*₁..₄, β*₁..₃, κ* and the centering constant of one :class:`DEQProblem`.
 
     Every number is a :class:`Verified` (value, digits, text), reachable as an attribute

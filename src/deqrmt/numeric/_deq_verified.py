@@ -56,9 +56,12 @@ def _run(problem: DEQProblem, dps: int, refine: int) -> tuple[dict[str, Any], di
             "center=True to center φ at its own fixed point."
         )
     if not fp.attracting:
+        from ._threshold import threshold_text
+
         raise ContractionError(
             f"F'(τ*²) = σ_a² E[(φ_c²)''(τ*ξ)]/2 = {ctx.nstr(fp.slope, 8)}: |F'| ≥ 1, the fixed "
             f"point is not attracting at sigma_a2={problem.sigma_a2}; reduce sigma_a2."
+            + threshold_text(problem)
         )
     a2, b2, t0 = (
         ctx.mpf(int(v.p)) / int(v.q) for v in (problem.sigma_a2, problem.sigma_b2, problem.tau0)
@@ -121,10 +124,12 @@ def verified(problem: DEQProblem) -> DEQCoefficients:
     others, notes = other_fixed_points(problem)
     if "beta_1" not in values:
         ntk = moments["E_phi_prime_sq"].value * problem.sigma_a2.p / problem.sigma_a2.q
+        from ._threshold import ntk_threshold_text
+
         notes = (
             f"the NTK diverges: σ_a² E[φ'(τ*ξ)²] = {mpmath.nstr(ntk, 6)} ≥ 1, so "
-            "K* = G*/(1 − Ġ*) does not exist and β*, κ* are undefined; the CK values stand "
-            f"(choose sigma_a2 < {mpmath.nstr(1 / moments['E_phi_prime_sq'].value, 6)} for the NTK).",
+            "K* = G*/(1 − Ġ*) does not exist and β*, κ* are undefined; the CK values stand"
+            f"{ntk_threshold_text(problem)}.",
             *notes,
         )
     return DEQCoefficients(problem, values, moments, others, notes)

@@ -177,3 +177,50 @@ def markdown(result: Any) -> str:
     ]
     lines += ["", *(_md(n) for n in t.notes)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+# --- short text for the records that have no table of verified values --------------------------
+
+#: the most lines a record's ``repr`` takes in a notebook
+MAX_LINES = 25
+
+
+def short(lines: Sequence[str], more: str = "every number: .to_dict()") -> str:
+    """``lines`` joined, cut to :data:`MAX_LINES` with a last line saying where the rest is."""
+    out = list(lines)
+    if len(out) > MAX_LINES:
+        out = [*out[: MAX_LINES - 1], f"… ({more})"]
+    return "\n".join(escape_controls(line, keep="") for line in out)
+
+
+def text(result: Any) -> str:
+    """A record's :func:`table` as text: its title, one ``key  value`` line per row, notes."""
+    t = table(result)
+    width = max((len(r.key) for r in t.rows), default=0)
+    rows = [f"  {r.key:<{width}}  {r.value.text}" for r in t.rows]
+    return short([t.title, *rows, *(f"  note: {n}" for n in t.notes)])
+
+
+def law_lines(law: Any) -> list[str]:
+    """A spectral law in a few lines: support, atoms, spikes (no density arrays)."""
+    support = " ∪ ".join(f"[{a:.6g}, {b:.6g}]" for a, b in law.support) or "—"
+    atoms = ", ".join(f"{loc:.6g} (mass {m:.4g})" for loc, m in law.atoms) or "none"
+    spikes = ", ".join(f"{v:.6g}" for v in law.spikes[:6]) or "none"
+    if len(law.spikes) > 6:
+        spikes += f", … ({len(law.spikes)} in all)"
+    return [
+        f"SpectralLaw({law.setting}, n = {law.n})",
+        f"  support  {support}",
+        f"  atoms    {atoms}",
+        f"  spikes   {spikes}",
+    ]
+
+
+def lines_html(lines: Sequence[str]) -> str:
+    """Lines of ``name  value`` text as a two-column HTML table (every text escaped)."""
+    head, *rows = lines
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{_h(c)}</td>" for c in row.strip().split("  ", 1)) + "</tr>"
+        for row in rows
+    )
+    return f"<p><b>{_h(head)}</b></p><table>{cells}</table>"

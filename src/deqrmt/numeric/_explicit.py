@@ -30,7 +30,7 @@ from ._deq_formulas import layer_formulas
 from ._deq_records import shown
 from ._deq_verified import GUARD_CHECK, GUARD_WORK
 from ._fixed_point import moments_at
-from ._mapping import ValueTable
+from ._mapping import AttributeHints, ValueTable
 from ._problem import MAX_LAYERS, check_dps, exact_number, in_range
 from ._verify import Verified, ball_dict, verify
 
@@ -42,7 +42,7 @@ LAYER_KEYS = (
 
 
 @dataclasses.dataclass(frozen=True)
-class ExplicitCoefficients:
+class ExplicitCoefficients(AttributeHints):
     """Per-layer τ̃_l, α̃_{l,1..4}, β̃_{l,1..3}, κ̃_l and centering constants (Theorem 3).
 
     Attributes:
@@ -104,6 +104,9 @@ class ExplicitCoefficients:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def __repr__(self) -> str:
+        return _display.text(self)
 
     def _repr_html_(self) -> str:
         return _display.html(self)

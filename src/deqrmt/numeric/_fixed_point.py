@@ -210,10 +210,12 @@ def _scan(problem: DEQProblem) -> FixedPointScan:
             f"(sigma_a2={problem.sigma_a2}, sigma_b2={problem.sigma_b2}, tau0={problem.tau0}): {e}"
         ) from None
     if not roots:
+        from ._threshold import threshold_text
+
         raise ContractionError(
             "the DEQ's variance iteration τ² ← σ_a² E[φ_c²(τξ)] + σ_b² τ0², started from z = 0, "
             f"has no fixed point (it diverges) for sigma_a2={problem.sigma_a2}: reduce sigma_a2 "
-            "(the map must contract: σ_a² E[(φ²)'']/2 < 1)."
+            f"(the map must contract: σ_a² E[(φ²)'']/2 < 1).{threshold_text(problem)}"
         )
     # the scan ends at the proved limit unless 10^SCAN_DECADES·q* comes first
     whole = limit is not None and complete and limit <= max(roots[0][1], q0) * 10**SCAN_DECADES
@@ -258,9 +260,11 @@ def solve_tau(
     a, b, kind = root = scan_fixed_points(problem).star if root is None else root
     if a == b and kind == 0:
         # h touches 0 without crossing: F' = 1, a neutral point the iteration creeps to
+        from ._threshold import threshold_text
+
         raise ContractionError(
             f"the fixed point τ ≈ {a**0.5:.10g} is a double root of F(τ²) = τ² (F' = 1): not "
-            f"attracting at sigma_a2={problem.sigma_a2}; reduce sigma_a2."
+            f"attracting at sigma_a2={problem.sigma_a2}; reduce sigma_a2.{threshold_text(problem)}"
         )
     tol = ctx.mpf(10) ** (-(ctx.dps - 2))
     try:

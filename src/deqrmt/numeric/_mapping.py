@@ -11,6 +11,8 @@ Mapping's ``values`` is a method (``c.values()``).  Both work: ``values`` is a
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
@@ -18,7 +20,57 @@ from .._errors import InvalidArgument
 from .._io import pandas
 from ._verify import Verified
 
-__all__ = ["ValueTable", "VerifiedMapping", "convert", "pandas"]
+__all__ = ["AttributeHints", "ValueTable", "VerifiedMapping", "attribute_hint", "convert", "pandas"]
+
+
+def _norm(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def attribute_hint(obj: Any, name: str) -> str:
+    """``'DEQCoefficients' object has no attribute 'alpha1'; did you mean 'alpha_1'?``: the
+    nearest public attribute (spelled without underscores or case first, then by difflib),
+    else the nearest key of a Mapping record (``c['E_phi_prime']``)."""
+    cls = type(obj)
+    names = sorted(
+        {n for n in dir(cls) if not n.startswith("_")}
+        | ({f.name for f in dataclasses.fields(obj)} if dataclasses.is_dataclass(obj) else set())
+    )
+    keys: list[str] = []
+    if isinstance(obj, Mapping):
+        try:
+            keys = [k for k in obj.keys() if isinstance(k, str)]  # noqa: SIM118
+        except Exception:  # noqa: BLE001 - a half-built record: no keys to offer
+            keys = []
+        more = vars(obj).get("moments")  # the DEQ's c["E_phi_prime"], not among its keys()
+        if isinstance(more, Mapping):
+            keys += [k for k in more if isinstance(k, str)]
+    out = f"{cls.__name__!r} object has no attribute {name!r}"
+    same = [n for n in names if _norm(n) == _norm(name)]
+    close = same or difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    if close:
+        return f"{out}; did you mean {close[0]!r}?"
+    key = [k for k in keys if _norm(k) == _norm(name)] or difflib.get_close_matches(
+        name, keys, n=1, cutoff=0.75
+    )
+    if key:
+        return f"{out}; did you mean [{key[0]!r}]?"
+    if keys:
+        return f"{out}; its keys: {', '.join(keys)}"
+    return out
+
+
+class AttributeHints:
+    """A result record whose unknown attribute names the nearest one (``c.alpha1`` → did you
+    mean 'alpha_1'?).  Names with a leading underscore stay plain AttributeErrors: copy,
+    pickle and IPython's ``_repr_*_`` probes look those up."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(attribute_hint(self, name))
 
 
 class ValueTable(Mapping[str, Verified]):

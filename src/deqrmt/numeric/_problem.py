@@ -347,8 +347,9 @@ class DEQProblem:
             sb2 = 1 - sa2
             if sb2 <= 0:
                 raise InvalidArgument(
-                    f"sigma_b2 defaults to 1 - sigma_a2 = {sb2}, which is not positive; pass "
-                    "sigma_b2 explicitly or choose sigma_a2 < 1."
+                    f"sigma_a2={sa2} leaves σ_b² at its default, 1 − σ_a² = {sb2}, which is "
+                    "not positive (the default keeps σ_a² + σ_b² = 1, so it needs σ_a² < 1): "
+                    "set σ_b² yourself with `sigma_b2` (any value > 0, e.g. sigma_b2=1)."
                 )
         else:
             sb2 = exact_number(sigma_b2, "sigma_b2")

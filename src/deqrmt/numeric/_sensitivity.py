@@ -37,6 +37,7 @@ from ._enclose import ENCLOSED_MOMENTS, MomentEncloser, NotEnclosable
 from ._escalate import escalating
 from ._fixed_point import solve_tau
 from ._formulas import Formulas, compile_formulas
+from ._mapping import AttributeHints
 from ._moments import evaluator_for
 from ._problem import DEQProblem, ProblemFields
 from ._proven import proven
@@ -76,7 +77,7 @@ def sensitivity_formulas(
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class DEQSensitivities(ProblemFields, Mapping[str, Mapping[str, Verified]]):
+class DEQSensitivities(AttributeHints, ProblemFields, Mapping[str, Mapping[str, Verified]]):
     """∂/∂σ_a² and ∂/∂σ_b² of every coefficient of one :class:`DEQProblem`.
 
     A mapping (``derivatives`` holds it): coefficient key (``tau_star``, ``gamma_star``,
@@ -140,6 +141,11 @@ class DEQSensitivities(ProblemFields, Mapping[str, Mapping[str, Verified]]):
             for k, d in self.derivatives.items()
         ]
         return "\n".join([head, *rows])
+
+    def _repr_html_(self) -> str:
+        from ._display import lines_html
+
+        return lines_html(repr(self).splitlines())
 
 
 def _nested(flat: Mapping[tuple[str, str], Verified]) -> dict[str, dict[str, Verified]]:

@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 
 from .. import _arguments
 from .._errors import InvalidArgument, NoConvergence
+from ._mapping import AttributeHints
 from ._resolvent import MixtureGram, marchenko_pastur_density, marchenko_pastur_edges
 
 __all__ = ["Alignment", "SpectralLaw", "mixture_spectrum", "sphere_spectrum"]
@@ -78,7 +79,7 @@ class Alignment:
 
 
 @dataclasses.dataclass(frozen=True)
-class SpectralLaw:
+class SpectralLaw(AttributeHints):
     """The predicted eigenvalue distribution of an n × n equivalent kernel.
 
     Attributes:
@@ -115,6 +116,16 @@ class SpectralLaw:
     n: int
     setting: str
     _cdf: Real = dataclasses.field(repr=False)
+
+    def __repr__(self) -> str:
+        from ._display import law_lines, short
+
+        return short(law_lines(self))
+
+    def _repr_html_(self) -> str:
+        from ._display import law_lines, lines_html
+
+        return lines_html(law_lines(self))
 
     def cdf(self, t: Any, *, atoms: bool = True) -> Real:
         """P(λ ≤ t) of the bulk law (spikes carry no mass); ``atoms=False``: the continuous part

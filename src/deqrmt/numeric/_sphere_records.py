@@ -17,7 +17,7 @@ from typing import Any
 from .. import _arguments
 from .._errors import InvalidArgument
 from . import _display
-from ._mapping import ValueTable, VerifiedMapping, convert
+from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert
 from ._problem import DEQProblem, ProblemFields
 from ._verify import Verified, ball_dict, certification_fields
 
@@ -63,7 +63,7 @@ def _verified_property(key: str) -> property:
 
 
 @dataclasses.dataclass(frozen=True)
-class SphereCoefficients(ProblemFields, VerifiedMapping):
+class SphereCoefficients(AttributeHints, ProblemFields, VerifiedMapping):
     r"""HLD 2023's sphere-setting coefficients for one activation, each with its verified digits.
 
     ``problem`` holds φ, σ_a², σ_b² and the digits asked for (τ0 = 1: ‖x‖ = 1; φ uncentered);
@@ -167,6 +167,9 @@ class SphereCoefficients(ProblemFields, VerifiedMapping):
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def __repr__(self) -> str:
+        return _display.text(self)
 
     def _repr_html_(self) -> str:
         return _display.html(self)

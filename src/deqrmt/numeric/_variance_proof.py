@@ -108,9 +108,12 @@ def prove_fixed_point(vmap: VarianceBalls, q: arb, known: int, prec: int) -> tup
     slope = dh_q + 1
     if not (slope < 1 and slope > -1):
         if slope >= 1 or slope <= -1:
+            from ._threshold import threshold_text
+
             raise ContractionError(
                 f"F'(τ*²) = {midpoint_text(slope, 8)}: |F'| ≥ 1, the fixed point is not "
                 f"attracting at sigma_a2={vmap.problem.sigma_a2}; reduce sigma_a2."
+                + threshold_text(vmap.problem)
             )
         raise NotEnclosable(f"|F'| < 1 is undecided on the ball: F' ∈ {slope.str(8)}")
     return contract(lambda x: vmap.h(x, prec), k, dh_q, y, prec), slope

@@ -19,7 +19,15 @@ from .. import _arguments
 from .._errors import ActivationError, InvalidArgument, UnknownActivation
 from .._text import escape_controls
 
-__all__ = ["X", "Activation", "Piece", "LIBRARY", "library_activation", "activation_names"]
+__all__ = [
+    "X",
+    "Activation",
+    "Piece",
+    "LIBRARY",
+    "TORCH_NAMES",
+    "library_activation",
+    "activation_names",
+]
 
 #: The activation's argument.  Real, so that sqrt(x**2) is |x| and conjugates vanish.
 X = sp.Symbol("x", real=True)
@@ -324,6 +332,46 @@ def _elu(alpha: sp.Expr = sp.S.One) -> sp.Expr:
     return sp.Piecewise((X, X > 0), (alpha * (sp.exp(X) - 1), True))
 
 
+#: torch's SELU constants (torch.nn.SELU's documentation), exact as the decimals printed there
+_SELU_ALPHA = sp.Rational("1.6732632423543772848170429916717")
+_SELU_SCALE = sp.Rational("1.0507009873554804934193349852946")
+_HALF = sp.Rational(1, 2)
+
+
+def _selu() -> sp.Expr:
+    return _SELU_SCALE * _elu(_SELU_ALPHA)
+
+
+def _celu(alpha: sp.Expr = sp.S.One) -> sp.Expr:
+    if not alpha > 0:
+        raise InvalidArgument(
+            f"celu expects alpha > 0, got alpha={alpha} (below 0 it grows like e^(-x/alpha))."
+        )
+    return sp.Piecewise((X, X > 0), (alpha * (sp.exp(X / alpha) - 1), True))
+
+
+def _clip(u: sp.Expr, lo: sp.Expr, hi: sp.Expr) -> sp.Expr:
+    return sp.Min(sp.Max(u, lo), hi)
+
+
+def _softshrink(lambd: sp.Expr = _HALF) -> sp.Expr:
+    if not lambd >= 0:
+        raise InvalidArgument(f"softshrink expects lambd >= 0, got lambd={lambd}.")
+    return X - _clip(X, -lambd, lambd)
+
+
+def _hardshrink(lambd: sp.Expr = _HALF) -> sp.Expr:
+    if not lambd > 0:
+        raise InvalidArgument(f"hardshrink expects lambd > 0, got lambd={lambd}.")
+    return sp.Piecewise((X, X > lambd), (X, X < -lambd), (0, True))  # noqa: SIM300
+
+
+def _gelu_tanh() -> sp.Expr:
+    # torch's GELU(approximate='tanh'), its constant 0.044715 exact as printed
+    inner = sp.sqrt(2 / sp.pi) * (X + sp.Rational("0.044715") * X**3)
+    return X * (1 + sp.tanh(inner)) / 2
+
+
 def _polynomial(*coeffs: sp.Expr) -> sp.Expr:
     if not coeffs:
         raise InvalidArgument(
@@ -354,7 +402,40 @@ LIBRARY: dict[str, tuple[Callable[..., sp.Expr], str]] = {
     ),
     "polynomial": (_polynomial, "c0 + c1·x + c2·x² + …, coefficients given"),
     "quadratic": (lambda: X + X**2 / 4, "x + x²/4 (a quadratic with an attracting fixed point)"),
+    # the rest of PyTorch's activations (torch.nn.Mish, …), each the exact function torch computes
+    "mish": (lambda: X * sp.tanh(sp.log(1 + sp.exp(X))), "x·tanh(softplus(x)) (torch Mish)"),
+    "gelu_tanh": (_gelu_tanh, "x(1 + tanh(√(2/π)(x + 0.044715x³)))/2 (torch GELU('tanh'))"),
+    "selu": (_selu, "λ·elu(x, α) with torch's λ = 1.0507…, α = 1.6732… (torch SELU)"),
+    "celu": (_celu, "x for x > 0, α(e^{x/α} − 1) otherwise; α = 1 by default (torch CELU)"),
+    "softsign": (lambda: X / (1 + sp.Abs(X)), "x/(1 + |x|) (torch Softsign)"),
+    "logsigmoid": (lambda: -sp.log(1 + sp.exp(-X)), "−log(1 + e^{−x}) (torch LogSigmoid)"),
+    "tanhshrink": (lambda: X - sp.tanh(X), "x − tanh(x) (torch Tanhshrink)"),
+    "relu6": (lambda: _clip(X, 0, 6), "min(max(x, 0), 6) (torch ReLU6)"),
+    "hardsigmoid": (
+        lambda: _clip(X / 6 + _HALF, 0, 1),
+        "clip(x/6 + 1/2, 0, 1) (torch Hardsigmoid)",
+    ),
+    "hardswish": (
+        lambda: X * _clip(X / 6 + _HALF, 0, 1),
+        "x·clip(x/6 + 1/2, 0, 1) (torch Hardswish)",
+    ),
+    "softshrink": (_softshrink, "x − clip(x, −λ, λ); λ = 1/2 by default (torch Softshrink)"),
+    "hardshrink": (
+        _hardshrink,
+        "x for |x| > λ, 0 otherwise; λ = 1/2 by default (torch Hardshrink): it jumps at ±λ, so "
+        "like sign the coefficient commands refuse it",
+    ),
 }
+
+#: ``torch.nn`` class names of the library's activations, for "did you mean" hints
+TORCH_NAMES: dict[str, str] = {
+    "ReLU": "relu", "LeakyReLU": "leaky_relu", "Tanh": "tanh", "Hardtanh": "hard_tanh",
+    "Sigmoid": "sigmoid", "SiLU": "silu", "GELU": "gelu", "Softplus": "softplus", "ELU": "elu",
+    "Identity": "identity", "Mish": "mish", "SELU": "selu", "CELU": "celu",
+    "Softsign": "softsign", "LogSigmoid": "logsigmoid", "Tanhshrink": "tanhshrink",
+    "ReLU6": "relu6", "Hardsigmoid": "hardsigmoid", "Hardswish": "hardswish",
+    "Softshrink": "softshrink", "Hardshrink": "hardshrink",
+}  # fmt: skip
 
 
 #: parameters a library activation may take (``polynomial(c0, …)`` has the most)
@@ -385,6 +466,12 @@ def activation_names() -> list[str]:
 def library_activation(name: str, params: Sequence[sp.Expr] = ()) -> Activation:
     """Build a library activation with exact parameters, e.g. ``("leaky_relu", [1/10])``."""
     if not isinstance(name, str) or name not in LIBRARY:
+        torch_name = TORCH_NAMES.get(name) if isinstance(name, str) else None
+        if torch_name is not None:
+            raise UnknownActivation(
+                f"unknown activation {_arguments.show(name)}; did you mean {torch_name!r}? "
+                f"(torch.nn.{name} is the library's {torch_name})"
+            )
         raise UnknownActivation(
             f"unknown activation {_arguments.show(name)}; library names: "
             f"{', '.join(activation_names())}, or give an expression in x such as "

@@ -90,10 +90,6 @@ def _param(value: Any, what: str) -> Fraction:
 
 # --- the parametrised torch activations ---------------------------------------------------------
 
-_SELU_ALPHA = "1.6732632423543772848170429916717"  # torch's constants (torch.nn.SELU docs)
-_SELU_SCALE = "1.0507009873554804934193349852946"
-_GELU_TANH = "x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x**3)))/2"
-
 
 def _leaky_relu(p: dict[str, Any], what: str) -> str:
     s = _param(p.get("negative_slope", 0.01), f"{what}.negative_slope")
@@ -113,7 +109,9 @@ def _celu(p: dict[str, Any], what: str) -> str:
     a = _param(p.get("alpha", 1.0), f"{what}.alpha")
     if a == 0:
         raise InvalidArgument(f"{what}.alpha=0: CELU needs alpha ≠ 0.")
-    return "elu" if a == 1 else _times(a, f"elu({_times(1 / a, 'x')})")
+    if a > 0:
+        return "celu" if a == 1 else f"celu({_num(a)})"
+    return _times(a, f"elu({_times(1 / a, 'x')})")
 
 
 def _softplus(p: dict[str, Any], what: str) -> str:
@@ -141,7 +139,7 @@ def _gelu(p: dict[str, Any], what: str) -> str:
     if approximate == "none":
         return "gelu"
     if approximate == "tanh":
-        return _GELU_TANH
+        return "gelu_tanh"
     raise InvalidArgument(
         f"{what}.approximate={_arguments.show(approximate)}: choose 'none' or 'tanh'."
     )
@@ -151,7 +149,14 @@ def _softshrink(p: dict[str, Any], what: str) -> str:
     lam = _param(p.get("lambd", 0.5), f"{what}.lambd")
     if lam < 0:
         raise InvalidArgument(f"{what}.lambd={_num(lam)}: softshrink needs lambd ≥ 0.")
-    return f"x - min(max(x, {_num(-lam)}), {_num(lam)})"
+    return "softshrink" if lam == Fraction(1, 2) else f"softshrink({_num(lam)})"
+
+
+def _hardshrink(p: dict[str, Any], what: str) -> str:
+    lam = _param(p.get("lambd", 0.5), f"{what}.lambd")
+    if lam <= 0:
+        raise InvalidArgument(f"{what}.lambd={_num(lam)}: hardshrink needs lambd > 0.")
+    return "hardshrink" if lam == Fraction(1, 2) else f"hardshrink({_num(lam)})"
 
 
 def _fixed(text: str) -> Callable[[dict[str, Any], str], str]:
@@ -168,14 +173,19 @@ _TORCH: dict[str, tuple[Callable[[dict[str, Any], str], str], tuple[str, ...]]] 
     "sigmoid": (_fixed("sigmoid"), ()),
     "silu": (_fixed("silu"), ()),
     "identity": (_fixed("identity"), ()),
-    "mish": (_fixed("x*tanh(softplus(x))"), ()),
-    "softsign": (_fixed("x/(1 + abs(x))"), ()),
-    "relu6": (_fixed("min(max(x, 0), 6)"), ()),
-    "hardsigmoid": (_fixed("min(max(x/6 + 1/2, 0), 1)"), ()),
-    "hardswish": (_fixed("x*min(max(x/6 + 1/2, 0), 1)"), ()),
-    "selu": (_fixed(f"{_SELU_SCALE}*elu({_SELU_ALPHA})"), ()),
-    "tanhshrink": (_fixed("x - tanh(x)"), ()),
-    "logsigmoid": (_fixed("-softplus(-x)"), ()),
+    **{
+        name: (_fixed(name), ())
+        for name in (
+            "mish",
+            "softsign",
+            "relu6",
+            "hardsigmoid",
+            "hardswish",
+            "selu",
+            "tanhshrink",
+            "logsigmoid",
+        )
+    },  # fmt: skip
     "gelu": (_gelu, ("approximate",)),
     "softplus": (_softplus, ("beta", "threshold")),
     "leaky_relu": (_leaky_relu, ("negative_slope",)),
@@ -183,6 +193,7 @@ _TORCH: dict[str, tuple[Callable[[dict[str, Any], str], str], tuple[str, ...]]] 
     "celu": (_celu, ("alpha",)),
     "hardtanh": (_hardtanh, ("min_val", "max_val")),
     "softshrink": (_softshrink, ("lambd",)),
+    "hardshrink": (_hardshrink, ("lambd",)),
 }
 
 #: ``torch.nn`` module class name → the activation in :data:`_TORCH`
@@ -192,7 +203,7 @@ MODULES: dict[str, str] = {
     "Hardsigmoid": "hardsigmoid", "Hardswish": "hardswish", "SELU": "selu",
     "Tanhshrink": "tanhshrink", "LogSigmoid": "logsigmoid", "GELU": "gelu",
     "Softplus": "softplus", "LeakyReLU": "leaky_relu", "ELU": "elu", "CELU": "celu",
-    "Hardtanh": "hardtanh", "Softshrink": "softshrink",
+    "Hardtanh": "hardtanh", "Softshrink": "softshrink", "Hardshrink": "hardshrink",
 }  # fmt: skip
 
 # --- plain functions, by module: attribute name → text -----------------------------------------

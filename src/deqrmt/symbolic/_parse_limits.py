@@ -63,15 +63,20 @@ MAX_WORK = 30
 #: Kinks a function or library activation adds per application (max/min: one per extra argument).
 _KINKS = {
     "abs": 1, "relu": 1, "heaviside": 1, "sign": 1,
-    "leaky_relu": 1, "hard_tanh": 2, "elu": 1,
+    "leaky_relu": 1, "hard_tanh": 2, "elu": 1, "selu": 1, "celu": 1, "softsign": 1,
+    "relu6": 2, "hardsigmoid": 2, "hardswish": 2, "softshrink": 2, "hardshrink": 2,
 }  # fmt: skip
 #: Functions and library activations that count as transcendental calls.
 _TRANSCENDENTAL = frozenset(
     {
         "exp", "log", "sqrt", "tanh", "sin", "cos", "sinh", "cosh", "atan", "erf", "erfc",
-        "sigmoid", "softplus", "gelu", "silu", "swish", "elu",
+        "sigmoid", "softplus", "gelu", "silu", "swish", "elu", "selu", "celu", "logsigmoid",
+        "tanhshrink", "gelu_tanh", "mish",
     }
 )  # fmt: skip
+#: Library activations whose formula nests calls: mish is tanh(softplus(x)), two levels, so
+#: it weighs (d + 1) + (d + 2) at nesting level d, as its formula written out would.
+_NESTED = {"mish": 2}
 #: Calls that cost one more: erf-type functions, slow to evaluate at many digits, and the only
 #: integrands the engine tries to close with SymPy.
 _HEAVY = frozenset({"erf", "erfc", "gelu"})
@@ -213,8 +218,9 @@ def _library_cost(name: str, args: Iterable[ast.AST], call: ast.Call | None) -> 
         w = _KINKS.get(name, 0)
         kinks = inner_kinks + w * (inner_kinks + 1)
     if name in _TRANSCENDENTAL:  # a call weighs its nesting level: tanh(tanh(x)) is 1 + 2
-        weight = inner_depth + 1 + (name in _HEAVY)
-        return _Cost(kinks, inner_calls + weight, inner_depth + 1, inner_degree)
+        levels = range(inner_depth + 1, inner_depth + 1 + _NESTED.get(name, 1))
+        weight = sum(levels) + (name in _HEAVY)
+        return _Cost(kinks, inner_calls + weight, levels[-1], inner_degree)
     return _Cost(kinks, inner_calls, inner_depth, inner_degree)
 
 

@@ -35,7 +35,7 @@ import sympy as sp
 
 from .. import _arguments
 from .._errors import ParseError, UnknownActivation
-from ._activation import LIBRARY, Activation, X, library_activation
+from ._activation import LIBRARY, TORCH_NAMES, Activation, X, library_activation
 from ._hints import implicit_product, keywords_hint, syntax_hint
 from ._parse_grammar import _BINOPS, _NAMES, _NUMBER, FUNCTIONS, _check_characters, _suggest
 from ._parse_limits import (
@@ -75,6 +75,12 @@ _MAX_LITERAL_DIGITS = 60
 
 
 # --- building SymPy from the checked tree ------------------------------------------------------
+
+
+def _torch_hint(name: str) -> str:
+    """``"; did you mean 'leaky_relu'? (torch.nn.LeakyReLU)"`` for a torch.nn class name."""
+    lib = TORCH_NAMES.get(name)
+    return f"; did you mean {lib!r}? (torch.nn.{name})" if lib is not None else ""
 
 
 class _Builder:
@@ -153,7 +159,7 @@ class _Builder:
             if len(self.parameters) >= 8 and node.id not in self.parameters:
                 raise ParseError(self._where(node, "at most 8 parameters"))
             return self.parameters.setdefault(node.id, sp.Symbol(node.id, real=True))
-        hint = _suggest(node.id, [*_NAMES, *FUNCTIONS, *LIBRARY])
+        hint = _torch_hint(node.id) or _suggest(node.id, [*_NAMES, *FUNCTIONS, *LIBRARY])
         if node.id in FUNCTIONS:
             hint = f"; {node.id} is a function: write {node.id}(x)"
         if not hint:
@@ -237,7 +243,7 @@ class _Builder:
                         + (f": {fix!r}" if fix else f" ({name}*(…))"),
                     )
                 )
-            hint = _suggest(name, [*FUNCTIONS, *LIBRARY])
+            hint = _torch_hint(name) or _suggest(name, [*FUNCTIONS, *LIBRARY])
             if not hint:
                 hint = (
                     f"; allowed: {', '.join(sorted(FUNCTIONS))} and the library activations "

@@ -43,7 +43,7 @@ from ._spectrum_laws import (
     mixture_laws,
     sphere_laws,
 )
-from ._spectrum_records import KernelSpectrum, MonteCarloSpectrum, SpectrumReport
+from ._spectrum_records import KernelSpectrum, MonteCarloSpectrum, SpectrumReport, SpikeCheck
 
 __all__ = [
     "MAX_MC_N",
@@ -182,7 +182,7 @@ def spectrum(
         kind: KernelSpectrum(kind, law, c, tuple(samples.get(kind, ())), explicit.get(kind))
         for kind, law, c in laws
     }
-    passed, reasons = _verdict(spectra, max_ks, max_spike_error) if mc else (None, [])
+    passed, reasons, checks = _verdict(spectra, max_ks, max_spike_error) if mc else (None, [], ())
     return SpectrumReport(
         activation=act.name,
         expression=str(act.expr),
@@ -197,6 +197,7 @@ def spectrum(
         notes=tuple(notes),
         phi=act,
         quadratics=quads,
+        spike_checks=tuple(checks),
     )
 
 
@@ -351,10 +352,22 @@ def _design(
     return parts, {parts[2]: design_law(parts[1], parts[2], mix, n, points)}
 
 
+#: why a spike below the top one is reported but not judged (measured for tanh on the paper's
+#: mixture: the second class-mean spike is 16 % off at n = 512 and 7 % at n = 2048, the top
+#: one 1.1 %: the means' ‖μ‖²/p enters the exact kernel non-linearly, a finite-n bias)
+_LOWER_SPIKE = (
+    "below the top spike: reported, not judged (lower spikes converge more slowly in n, "
+    "e.g. tanh's second class-mean spike: 16 % off at n = 512, 7 % at n = 2048)"
+)
+
+
 def _verdict(
     spectra: dict[str, KernelSpectrum], max_ks: float, max_spike_error: float
-) -> tuple[bool, list[str]]:
-    reasons = []
+) -> tuple[bool, list[str], list[SpikeCheck]]:
+    """The bulk's Kolmogorov distance and the top spike of each exact kernel; every other
+    spike is listed in the checks with why it is not judged."""
+    reasons: list[str] = []
+    checks: list[SpikeCheck] = []
     for kind, ks in spectra.items():
         exact = ks.sample("exact")
         if exact is None:
@@ -362,9 +375,14 @@ def _verdict(
         c = exact.check
         if not c.distance <= max_ks:
             reasons.append(f"{kind}: Kolmogorov distance of the bulk {c.distance:.4f} > {max_ks:g}")
+        for i, (pred, got, err) in enumerate(
+            zip(ks.law.spikes, c.spikes, c.spike_errors, strict=True)
+        ):
+            why = f"the top spike, within {max_spike_error:g} relative" if i == 0 else _LOWER_SPIKE
+            checks.append(SpikeCheck(kind, i, float(pred), float(got), float(err), i == 0, why))
         if c.spike_errors and not c.spike_errors[0] <= max_spike_error:
             reasons.append(
                 f"{kind}: top spike predicted {ks.law.spikes[0]:.6g}, sampled {c.spikes[0]:.6g} "
                 f"(relative error {c.spike_errors[0]:.3g} > {max_spike_error:g})"
             )
-    return not reasons, reasons
+    return not reasons, reasons, checks

@@ -13,8 +13,9 @@ import numpy as np
 
 from .._arguments import choice
 from ..numeric import Kolmogorov, SpectralLaw
+from ..numeric._mapping import AttributeHints
 
-__all__ = ["SAMPLE_LABELS", "KernelSpectrum", "MonteCarloSpectrum", "SpectrumReport"]
+__all__ = ["SAMPLE_LABELS", "KernelSpectrum", "MonteCarloSpectrum", "SpectrumReport", "SpikeCheck"]
 
 #: the sampled matrices of a spectrum's Monte Carlo check, in order
 SAMPLE_LABELS = ("exact", "width", "explicit")
@@ -50,7 +51,7 @@ class MonteCarloSpectrum:
 
 
 @dataclasses.dataclass(frozen=True)
-class KernelSpectrum:
+class KernelSpectrum(AttributeHints):
     """The predicted law of one kernel (CK or NTK) and, with Monte Carlo, the sampled spectra.
 
     Attributes:
@@ -78,6 +79,29 @@ class KernelSpectrum:
     samples: tuple[MonteCarloSpectrum, ...] = ()
     explicit: tuple[SpectralLaw, dict[str, float]] | None = None
 
+    def _lines(self) -> list[str]:
+        from ..numeric._display import law_lines
+
+        eq = ", ".join(f"{k} = {v:.6g}" for k, v in self.coefficients.items())
+        out = [f"KernelSpectrum({self.kind}; equivalent: {eq})", *law_lines(self.law)[1:]]
+        for s in self.samples:
+            c = s.check
+            got = ", ".join(
+                f"{v:.6g} ({e:.2%})" for v, e in zip(c.spikes, c.spike_errors, strict=True)
+            )
+            out.append(f"  sampled {s.label}  Kolmogorov {c.distance:.4f}; spikes {got or 'none'}")
+        return out
+
+    def __repr__(self) -> str:
+        from ..numeric._display import short
+
+        return short(self._lines())
+
+    def _repr_html_(self) -> str:
+        from ..numeric._display import lines_html
+
+        return lines_html(self._lines())
+
     def sample(self, label: str) -> MonteCarloSpectrum | None:
         """The sample labelled ``label`` (``"exact"``, ``"width"``, ``"explicit"``), or None
         when it was not computed."""
@@ -99,7 +123,35 @@ class KernelSpectrum:
 
 
 @dataclasses.dataclass(frozen=True)
-class SpectrumReport:
+class SpikeCheck:
+    """One predicted spike against the sampled eigenvalue matched to it, and whether the
+    verdict judged it.
+
+    Attributes:
+      kernel: ``"ck"`` or ``"ntk"``.
+      index: its rank among the predicted spikes (0: the top one).
+      predicted, sampled: the predicted spike and the exact kernel's matched eigenvalue.
+      relative_error: |sampled − predicted|/|sampled|.
+      judged: whether the verdict holds it to ``max_spike_error``.
+      why: why it is (or is not) judged, one phrase.
+
+    ``to_dict()`` is one entry of ``deqrmt spectrum --json``'s ``spike_checks``.
+    """
+
+    kernel: str
+    index: int
+    predicted: float
+    sampled: float
+    relative_error: float
+    judged: bool
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class SpectrumReport(AttributeHints):
     """What :func:`spectrum` returns: the setting, the CK and NTK spectra, the verdict.
 
     Attributes:
@@ -117,6 +169,8 @@ class SpectrumReport:
       passed: with ``mc=True``, whether every exact kernel's sampled bulk is within ``max_ks``
         (Kolmogorov distance) and its top spike within ``max_spike_error``; None without.
       reasons: why ``passed`` is False, one line per failed check.
+      spike_checks: with ``mc=True``, a :class:`SpikeCheck` per predicted spike of each kernel:
+        which the verdict judged and why.
       notes: caveats of the derivation and of the Monte Carlo (e.g. no real quadratic network).
       phi: the parsed :class:`~deqrmt.symbolic.Activation` (for plots).
       quadratics: sphere only: ``"CK"`` / ``"NTK"`` → Corollary 1's explicit activation
@@ -125,7 +179,9 @@ class SpectrumReport:
     ``figure()`` draws HLD 2023's Figure 1 layout (matplotlib), ``kernels()`` is ``(ck, ntk)``
     (or ``(ck,)``), and ``to_dict()`` is the ``deqrmt spectrum --json`` object (docs/json.md):
     ``activation``, ``expression``, ``data``, ``sigma_a2``, ``sigma_b2``, ``coefficients``,
-    ``ck``, ``ntk``, ``passed``, ``reasons``, ``notes``.
+    ``ck``, ``ntk``, ``passed``, ``reasons``, ``spike_checks``, ``notes``.  ``repr()`` is a
+    summary of at most 25 lines (support, atoms, spikes predicted and sampled, the verdict)
+    and ``_repr_html_()`` the same as a table, for notebooks.
 
     Example:
       >>> from deqrmt.validate import spectrum
@@ -149,6 +205,17 @@ class SpectrumReport:
     notes: tuple[str, ...]
     phi: Any = dataclasses.field(default=None, repr=False, compare=False)
     quadratics: dict[str, tuple[float, float, float]] = dataclasses.field(default_factory=dict)
+    spike_checks: tuple[SpikeCheck, ...] = ()
+
+    def __repr__(self) -> str:
+        from ._spectrum_text import report_summary
+
+        return report_summary(self)
+
+    def _repr_html_(self) -> str:
+        from ._spectrum_text import report_html
+
+        return report_html(self)
 
     def figure(self) -> Any:
         """The HLD 2023 Figure 1 layout as a matplotlib ``Figure`` (for notebooks; needs
@@ -176,5 +243,6 @@ class SpectrumReport:
             "ntk": None if self.ntk is None else self.ntk.to_dict(),
             "passed": self.passed,
             "reasons": list(self.reasons),
+            "spike_checks": [c.to_dict() for c in self.spike_checks],
             "notes": list(self.notes),
         }
