@@ -45,8 +45,7 @@ from flint import acb, arb
 
 from .. import _arguments
 from .._errors import InvalidArgument
-from ..internal import MOMENTS
-from ..symbolic import TAU, XI, Activation, X, get_activation, moment_set
+from ..symbolic import MOMENTS, TAU, XI, Activation, X, get_activation, moment_set
 from ._arb import (
     ACB_FUNCTIONS,
     ARB_FUNCTIONS,

@@ -17,8 +17,7 @@ import sympy as sp
 
 from .._arguments import show
 from .._errors import ActivationError, BudgetExceeded, InvalidArgument, PrecisionLoss
-from ..internal import MOMENTS
-from ..symbolic import TAU, XI, Activation, MomentSet, X, moment_set
+from ..symbolic import MOMENTS, TAU, XI, Activation, MomentSet, X, moment_set
 from ._printer import compile_function
 from ._problem import MAX_DPS_QUADRATURE
 from ._quadrature import panels, pole_distance
