@@ -71,8 +71,6 @@ KNOWN_CYCLES: list[list[str]] = [
     # inside functions, and they import _problem's digit caps and number parser: it goes when the
     # cost model moves beside the engines (the split of _problem.py)
     ["deqrmt.numeric._enclose", "deqrmt.numeric._moments", "deqrmt.numeric._problem"],
-    # Verified's ball arithmetic needs proven(), which returns a Verified
-    ["deqrmt.numeric._proven", "deqrmt.numeric._verify"],
 ]
 
 

@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from ._sphere_records import SPHERE_KEYS as SPHERE_KEYS
     from ._sphere_records import SphereCoefficients as SphereCoefficients
     from ._sweep import deq_coefficients_sweep as deq_coefficients_sweep
-    from ._verify import Verified as Verified
+    from ._verified import Verified as Verified
 
 #: exported name → the module of this package that defines it
 _LAZY: dict[str, str] = {
@@ -128,7 +128,7 @@ _LAZY: dict[str, str] = {
     "sphere_coefficients": "._sphere",
     **dict.fromkeys(("SPHERE_KEYS", "SphereCoefficients"), "._sphere_records"),
     "deq_coefficients_sweep": "._sweep",
-    "Verified": "._verify",
+    "Verified": "._verified",
 }
 
 #: The package's export table: what other packages (and users) import from it.

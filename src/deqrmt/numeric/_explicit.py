@@ -32,7 +32,8 @@ from ._deq_verified import GUARD_CHECK, GUARD_WORK
 from ._fixed_point import moments_at
 from ._mapping import ValueTable
 from ._problem import MAX_LAYERS, check_dps, exact_number, in_range
-from ._verify import Verified, ball_dict, verify
+from ._verified import Verified
+from ._verify import ball_dict, verify
 
 __all__ = ["LAYER_KEYS", "ExplicitCoefficients", "explicit_coefficients"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._errors import InvalidArgument
 from .._io import pandas
-from ._verify import Verified
+from ._verified import Verified
 
 __all__ = ["ValueTable", "VerifiedMapping", "convert", "pandas"]
 

@@ -7,7 +7,7 @@ like the coefficients themselves (:mod:`._deq`):
 * certified (the default): τ*² proved by Krawczyk's test (:mod:`._variance_proof`), the raw
   moments at τ* enclosed in Arb (:mod:`._enclose`, with E[φ'''], E[φ''''], E[(φ²)''''] and
   E[(φ'²)''] beside the coefficients' own), the formulas in ball arithmetic, the digits the
-  balls prove (:func:`._proven.proven`), raising the precision until ``dps`` are shown;
+  balls prove (:func:`._verified.proven`), raising the precision until ``dps`` are shown;
 * verified: two evaluations (dps+5, and dps+20 with a finer quadrature rule) and the digits
   they agree on (:func:`._verify.verify`); also the fallback, with the reason, for an
   activation outside the enclosure rules.
@@ -39,9 +39,9 @@ from ._fixed_point import solve_tau
 from ._formulas import Formulas, compile_formulas
 from ._moments import evaluator_for
 from ._problem import DEQProblem, ProblemFields
-from ._proven import proven
 from ._variance_proof import VarianceBalls, prove_fixed_point, star_float
-from ._verify import Verified, ball_dict, verify
+from ._verified import Verified, proven
+from ._verify import ball_dict, verify
 
 __all__ = [
     "PARAMETERS",
