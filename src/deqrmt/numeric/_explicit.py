@@ -33,7 +33,7 @@ from ._fixed_point import moments_at
 from ._mapping import ValueTable
 from ._problem import MAX_LAYERS, check_dps, exact_number, in_range
 from ._verified import Verified
-from ._verify import ball_dict, verify
+from ._verify import ball_dict, proven_or_agreed, verify
 
 __all__ = ["LAYER_KEYS", "ExplicitCoefficients", "explicit_coefficients"]
 
@@ -201,19 +201,17 @@ def explicit_coefficients(
     certify = _arguments.boolean(certify, "certify")
     check_dps(dps)  # the type and the general cap first: a huge dps costs no moment set
     dps = max(check_dps(dps, a) for a in acts)
-    if certify:
-        from ._enclose import NotEnclosable  # Arb is loaded only when a proof is asked for
-        from ._explicit_certified import certify_layers
+    if not certify:
+        return _verified(acts, t0, dps, center, input_layer_trainable)
+    from ._explicit_certified import certify_layers  # Arb is loaded only when a proof is asked for
 
-        try:
-            balls, prec = certify_layers(acts, t0, dps, center, input_layer_trainable)
-        except NotEnclosable as e:
-            res = _verified(acts, t0, dps, center, input_layer_trainable)
-            return dataclasses.replace(res, reason=str(e))
+    def prove() -> ExplicitCoefficients:
+        balls, prec = certify_layers(acts, t0, dps, center, input_layer_trainable)
         return ExplicitCoefficients(
             acts, t0, dps, center, tuple(balls), certified=True, prec_bits=prec
         )
-    return _verified(acts, t0, dps, center, input_layer_trainable)
+
+    return proven_or_agreed(prove, lambda: _verified(acts, t0, dps, center, input_layer_trainable))
 
 
 def _verified(

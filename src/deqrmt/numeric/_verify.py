@@ -2,14 +2,16 @@
 
 The working evaluation runs at the requested precision plus a few guard digits with one
 quadrature rule; the check runs with 15 more digits and a finer rule.  Truncation errors,
-quadrature errors and cancellation all show up as disagreement.  Also the JSON fields that say
-how a result's digits were obtained (agreed, or proven with their balls).
+quadrature errors and cancellation all show up as disagreement.  Also the one fallback of every
+engine, :func:`proven_or_agreed` (proven by Arb, else two evaluations agree, with the reason),
+and the JSON fields that say how a result's digits were obtained.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import mpmath
 
@@ -17,7 +19,10 @@ from .._errors import PrecisionLoss
 from .._text import ball_text
 from ._verified import MIN_DIGITS, Verified
 
-__all__ = ["verify", "ball_dict", "certification_fields"]
+__all__ = ["verify", "proven_or_agreed", "ball_dict", "certification_fields"]
+
+#: a result record with a ``reason`` field (DEQCoefficients, SphereCoefficients, …)
+R = TypeVar("R")
 
 
 def _agreed(a: Any, b: Any, dps: int) -> int:
@@ -41,6 +46,19 @@ def verify(name: str, working: Any, check: Any, dps: int, *, exact_zero: bool = 
             "activation may be singular or too steep near the real axis for quadrature."
         )
     return Verified(check, n, mpmath.nstr(check, n, strip_zeros=False))
+
+
+def proven_or_agreed(prove: Callable[[], R], agree: Callable[[], R]) -> R:
+    """``prove()``, the result with every digit proven by Arb; where a moment or a decision lies
+    outside what ball arithmetic proves here (the enclosure rules raise ``NotEnclosable``),
+    ``agree()``, the digits two evaluations agree on, with the ``reason`` set to why."""
+    from ._growth import NotEnclosable  # Arb is loaded only when a proof is asked for
+
+    try:
+        return prove()
+    except NotEnclosable as e:
+        result: Any = agree()
+        return dataclasses.replace(result, reason=str(e))  # type: ignore[no-any-return]
 
 
 def ball_dict(v: Verified) -> dict[str, str]:
