@@ -64,15 +64,6 @@ RANK = {
     "cli": 6,
 }
 
-#: Cycles between files not broken yet, each with why; the test fails when one is gone (so the
-#: list only shrinks) and for any cycle not listed.
-KNOWN_CYCLES: list[list[str]] = [
-    # _problem.py's precision cost model imports the engines it prices (_moments, _enclose)
-    # inside functions, and they import _problem's digit caps and number parser: it goes when the
-    # cost model moves beside the engines (the split of _problem.py)
-    ["deqrmt.numeric._enclose", "deqrmt.numeric._moments", "deqrmt.numeric._problem"],
-]
-
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
@@ -248,10 +239,8 @@ def test_no_cycle_between_files() -> None:
         if edge.target == edge.source or edge.target not in MODULES:
             continue
         graph.setdefault(edge.source, set()).add(edge.target)
-    cycles = [c for c in _cycles(graph) if c not in KNOWN_CYCLES]
+    cycles = _cycles(graph)
     assert not cycles, _report("file-level cycles (every import)", [" ↔ ".join(c) for c in cycles])
-    stale = [c for c in KNOWN_CYCLES if c not in _cycles(graph)]
-    assert not stale, f"KNOWN_CYCLES lists cycles that are gone, remove them: {stale}"
 
 
 def _is_private(module: str) -> bool:

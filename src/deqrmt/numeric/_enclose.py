@@ -68,7 +68,6 @@ from ._growth import (
     point_ball,
 )
 from ._printer import compile_function
-from ._problem import exact_number
 
 __all__ = [
     "NotEnclosable",
@@ -455,7 +454,7 @@ def enclose_moments(
       NotEnclosable: a moment outside the enclosure rules (the caller says so).
     """
     act = get_activation(activation)
-    t = exact_number(tau, "tau")
+    t = _arguments.number(tau, "tau")  # exact (a Fraction), within the size budget
     if not t > 0:
         raise InvalidArgument(f"tau={_arguments.show(tau)}: expected a scale τ > 0.")
     keys = tuple(
