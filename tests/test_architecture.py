@@ -304,6 +304,12 @@ def test_the_checkers_find_what_they_look_for() -> None:
     assert _package_of("deqrmt.numeric") == "deqrmt.numeric"
     # the edge parser sees function-level and relative imports
     assert any(e.source == "deqrmt._json" and e.target == "deqrmt._version" for e in EDGES)
+    # … and a function-level import is an edge of the cycle graph like any other
+    assert any(
+        e.in_function
+        and (e.source, e.target) == ("deqrmt.numeric._problem", "deqrmt.numeric._moments")
+        for e in EDGES
+    )
     with pytest.raises(AssertionError, match="in no layer"):
         component("deqrmt.newpackage")
 
