@@ -9,13 +9,13 @@ checked against one rule::
   share a layer and do not import each other.  Every import counts, also one inside a function
   or under ``if TYPE_CHECKING:``: an upward import put inside a function to dodge a cycle is
   still an upward dependency, so it is reported, not excused.
-- **No cycle**, at package level (every import) and at file level (the imports that run when the
-  module is imported: module level, not under ``TYPE_CHECKING``; a function-level import inside
-  one layer is the accepted way to defer a heavy import and does not make a cycle).
+- **No cycle**, at package level and at file level, counting every import: module level, inside
+  a function and under ``TYPE_CHECKING``.  A function-level import inside one layer is the way
+  to defer a heavy import, never a way to close a cycle: two modules that need each other share
+  a piece that belongs in the lower one (or in a small module of its own).
 - **No private import across packages outside cli/**: ``deqrmt.numeric._moments`` may be imported
   by ``deqrmt.numeric.*`` and by ``deqrmt.cli.*``; any other package goes through the package's
-  export table (its ``__init__``'s ``__all__``) or the documented semi-public surface
-  ``deqrmt.internal`` (whose names are charged to the module that defines them).
+  export table (its ``__init__``'s ``__all__``).
 
 Each test collects every violation and names them all in its failure message.
 """
@@ -32,7 +32,6 @@ from pathlib import Path
 import pytest
 
 import deqrmt
-from deqrmt import internal
 
 SRC = Path(deqrmt.__file__).resolve().parent
 ROOT = SRC.parents[1]
@@ -52,7 +51,7 @@ SHARED = frozenset(
     }
 )
 #: The public face: may import every layer except cli.
-PUBLIC = frozenset({"deqrmt", "deqrmt.testing", "deqrmt.internal"})
+PUBLIC = frozenset({"deqrmt", "deqrmt.testing"})
 PACKAGES = ("symbolic", "numeric", "validate", "check", "sweep", "cli")
 RANK = {
     "shared": 0,
@@ -100,11 +99,6 @@ class Edge:
     line: int
     in_function: bool
     type_only: bool
-    via_internal: bool = False  # imported from ``deqrmt.internal``, charged to the name's home
-
-    @property
-    def runs_at_import(self) -> bool:
-        return not (self.in_function or self.type_only)
 
     def __str__(self) -> str:
         where = " (in a function)" if self.in_function else ""
@@ -112,10 +106,10 @@ class Edge:
         return f"{self.source}:{self.line} imports {self.target}{where}"
 
 
-def _targets(module: str, node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, bool]]:
-    """The modules an import statement loads, each with whether it went through ``internal``."""
+def _targets(module: str, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    """The modules an import statement loads, one per imported name."""
     if isinstance(node, ast.Import):
-        yield from ((alias.name, False) for alias in node.names)
+        yield from (alias.name for alias in node.names)
         return
     if node.level:
         package = module.split(".")
@@ -127,13 +121,7 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> Iterator[tuple[s
         base = node.module or ""
     for alias in node.names:
         submodule = f"{base}.{alias.name}"
-        if submodule in MODULES:
-            yield submodule, False
-        elif base == "deqrmt.internal" and alias.name in internal.SOURCES:
-            # the semi-public surface: charged to the module that defines the name
-            yield internal.SOURCES[alias.name], True
-        else:
-            yield base, False
+        yield submodule if submodule in MODULES else base
 
 
 def _edges(module: str) -> Iterator[Edge]:
@@ -149,9 +137,9 @@ def _edges(module: str) -> Iterator[Edge]:
                 for stmt in child.orelse:
                     yield from walk(ast.Module(body=[stmt], type_ignores=[]), in_function, False)
             elif isinstance(child, ast.Import | ast.ImportFrom):
-                for target, via in _targets(module, child):
+                for target in _targets(module, child):
                     if target == "deqrmt" or target.startswith("deqrmt."):
-                        yield Edge(module, target, child.lineno, in_function, type_only, via)
+                        yield Edge(module, target, child.lineno, in_function, type_only)
             else:
                 yield from walk(child, in_function, type_only)
 
@@ -240,21 +228,19 @@ def test_no_cycle_between_packages() -> None:
 
 
 def test_no_cycle_between_files() -> None:
-    """The imports that run when a module is imported (module level, not under
-    ``TYPE_CHECKING``) form no cycle.  Only the statements written are edges: importing
-    ``deqrmt.numeric._moments`` runs ``deqrmt/numeric/__init__.py`` first, but that implicit step
-    is not an edge, so a package's export table importing its own modules is no cycle, while a
-    module importing its own package's ``__init__`` (``from ..numeric import x`` inside numeric)
+    """Every import (module level, inside a function, under ``TYPE_CHECKING``) forms no cycle
+    between files.  Only the statements written are edges: importing ``deqrmt.numeric._moments``
+    runs ``deqrmt/numeric/__init__.py`` first, but that implicit step is not an edge, so a
+    package's export table importing its own modules is no cycle, while a module importing its
+    own package's ``__init__`` (``from . import x``, ``from ..numeric import x`` inside numeric)
     is one."""
     graph: dict[str, set[str]] = {}
     for edge in EDGES:
-        if not edge.runs_at_import or edge.target == edge.source:
+        if edge.target == edge.source or edge.target not in MODULES:
             continue
         graph.setdefault(edge.source, set()).add(edge.target)
     cycles = _cycles(graph)
-    assert not cycles, _report(
-        "file-level cycles (module-level imports)", [" → ".join(c) for c in cycles]
-    )
+    assert not cycles, _report("file-level cycles (every import)", [" ↔ ".join(c) for c in cycles])
 
 
 def _is_private(module: str) -> bool:
@@ -269,31 +255,14 @@ def _package_of(module: str) -> str:
 
 
 def test_no_private_import_across_packages() -> None:
-    """``deqrmt.X._m`` is imported only inside X (and by cli/); others use X's export table or
-    ``deqrmt.internal``."""
+    """``deqrmt.X._m`` is imported only inside X (and by cli/); others use X's export table."""
     private = []
     for edge in EDGES:
         if component(edge.source) == "cli" or edge.target in SHARED or not _is_private(edge.target):
             continue
-        if edge.source == "deqrmt.internal" or edge.via_internal:
-            continue  # the documented semi-public surface
         if _package_of(edge.target) != _package_of(edge.source):
             private.append(str(edge))
     assert not private, _report("private imports across packages", private)
-
-
-def test_internal_names_are_documented_and_resolve() -> None:
-    text = (SRC / "internal.py").read_text(encoding="utf-8")
-    undocumented = [name for name in internal.SOURCES if f"``{name}``" not in text]
-    assert not undocumented, (
-        f"deqrmt.internal names without a line in its docstring: {undocumented}"
-    )
-    unresolved = []
-    for name, module in internal.SOURCES.items():
-        if not hasattr(importlib.import_module(module), name):
-            unresolved.append(f"{name} (from {module})")
-    assert not unresolved, f"deqrmt.internal names that do not resolve: {unresolved}"
-    assert sorted(internal.__all__) == sorted(internal.SOURCES)
 
 
 def test_lambdify_at_most_in_one_backend_module() -> None:
@@ -335,6 +304,12 @@ def test_the_checkers_find_what_they_look_for() -> None:
     assert _package_of("deqrmt.numeric") == "deqrmt.numeric"
     # the edge parser sees function-level and relative imports
     assert any(e.source == "deqrmt._json" and e.target == "deqrmt._version" for e in EDGES)
+    # … and a function-level import is an edge of the cycle graph like any other
+    assert any(
+        e.in_function
+        and (e.source, e.target) == ("deqrmt.numeric._problem", "deqrmt.numeric._moments")
+        for e in EDGES
+    )
     with pytest.raises(AssertionError, match="in no layer"):
         component("deqrmt.newpackage")
 
@@ -359,7 +334,7 @@ def _imported_names() -> Iterator[tuple[str, str, str, int]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            for (target, _), alias in zip(_targets(module, node), node.names, strict=True):
+            for target, alias in zip(_targets(module, node), node.names, strict=True):
                 parts = target.split(".")
                 if len(parts) == 2 and parts[1] in PACKAGES and alias.name != "*":
                     yield module, target, alias.name, node.lineno

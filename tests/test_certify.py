@@ -31,7 +31,7 @@ from deqrmt.numeric._deq_certified import certify
 from deqrmt.numeric._enclose import NotEnclosable, encloser_for, gaussian_tail, growth_bound
 from deqrmt.numeric._printer import compile_function
 from deqrmt.numeric._problem import DEQProblem
-from deqrmt.numeric._proven import proven
+from deqrmt.numeric._verified import proven
 from deqrmt.symbolic import X, get_activation
 from helpers import CATALOGUE, deq_reference, gauss, raw_moments
 

@@ -36,7 +36,7 @@ from deqrmt.numeric import (
     explicit_coefficients,
     lipschitz_bound,
 )
-from deqrmt.numeric._verify import Verified
+from deqrmt.numeric._verified import Verified
 from deqrmt.symbolic import X, parse_activation
 
 _CONSISTENCY = ("digits", "fixed_point", "stein", "codegen", "explicit_limit")

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deqrmt._text import RADIUS_DIGITS, ball_text, interval_ends
-from deqrmt.numeric._proven import proven
+from deqrmt.numeric._verified import proven
 from deqrmt.numeric._verify import ball_dict
 
 

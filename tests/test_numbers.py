@@ -22,7 +22,7 @@ import deqrmt
 from deqrmt import DeqrmtError, InvalidArgument, MissingExtra
 from deqrmt.numeric import DEQ_KEYS, Verified
 from deqrmt.numeric._arb import to_arb, workprec
-from deqrmt.numeric._proven import proven
+from deqrmt.numeric._verified import proven
 
 
 def _exact(x: object) -> Fraction:
@@ -469,7 +469,7 @@ def test_powers_are_exact_or_refused_by_their_size(a: Fraction, n: int) -> None:
     a proven ball holding Fraction(a)**n (checked exactly for |n| ≤ 300)."""
     import math
 
-    from deqrmt.numeric._verify import MAX_POWER_BITS
+    from deqrmt.numeric._verified import MAX_POWER_BITS
 
     bits = abs(n * math.log2(abs(a)))
     v = _proven(a)

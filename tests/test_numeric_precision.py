@@ -14,10 +14,10 @@ import pytest
 
 from deqrmt import BudgetExceeded
 from deqrmt.numeric import DEQProblem, deq_coefficients
+from deqrmt.numeric._moments import MAX_DPS_QUADRATURE
 from deqrmt.numeric._problem import (
     BUDGET_SECONDS,
     MAX_DPS_CLOSED,
-    MAX_DPS_QUADRATURE,
     check_dps,
     dps_limit,
     precision_cost,

@@ -15,7 +15,7 @@ import deqrmt.testing as dt
 from deqrmt._errors import ActivationError, InvalidArgument
 from deqrmt.check import _consistency as check_module
 from deqrmt.numeric import deq_coefficients, lipschitz_bound
-from deqrmt.numeric._verify import Verified
+from deqrmt.numeric._verified import Verified
 from deqrmt.symbolic import Activation, X, parse_activation
 
 

@@ -54,8 +54,7 @@ from .check import (
     assumption_items,
     consistency_items,
 )
-from .internal import FLOAT
-from .numeric import DEQProblem, evaluator_for, lipschitz_bound
+from .numeric import FLOAT, DEQProblem, evaluator_for, lipschitz_bound
 from .symbolic import LIBRARY, Activation, get_activation, library_activation, parse_activation
 
 __all__ = [

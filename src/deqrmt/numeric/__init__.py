@@ -12,16 +12,20 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._bias import BiasLimit as BiasLimit
+    from ._bias import check_sizes as check_sizes
     from ._bias import minimum_norm_interpolant as minimum_norm_interpolant
     from ._bias import predicted_limit as predicted_limit
+    from ._bias import relative_gap as relative_gap
     from ._codegen import generate_module as generate_module
     from ._contexts import NUMPY as NUMPY
+    from ._contexts import activation_functions as activation_functions
     from ._curvature import CurvatureBound as CurvatureBound
     from ._curvature import curvature_bound as curvature_bound
     from ._deq import deq_coefficients as deq_coefficients
     from ._deq_records import DEQ_KEYS as DEQ_KEYS
     from ._deq_records import MOMENT_KEYS as MOMENT_KEYS
     from ._deq_records import DEQCoefficients as DEQCoefficients
+    from ._design import MAX_STARTS as MAX_STARTS
     from ._design import Design as Design
     from ._design import design_enn as design_enn
     from ._enclose import enclose_moments as enclose_moments
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     from ._fixed_point import FixedPointScan as FixedPointScan
     from ._fixed_point import scan_fixed_points as scan_fixed_points
     from ._fixed_point import solve_tau as solve_tau
+    from ._float_context import FLOAT as FLOAT
     from ._growth import NotEnclosable as NotEnclosable
     from ._kolmogorov import Kolmogorov as Kolmogorov
     from ._kolmogorov import kolmogorov_distance as kolmogorov_distance
@@ -46,14 +51,19 @@ if TYPE_CHECKING:
     from ._moments import evaluator_for as evaluator_for
     from ._printer import compile_function as compile_function
     from ._printer import function_source as function_source
+    from ._problem import MAX_LAYERS as MAX_LAYERS
+    from ._problem import RANGES as RANGES
     from ._problem import DEQProblem as DEQProblem
     from ._problem import ProblemFields as ProblemFields
     from ._problem import exact_number as exact_number
+    from ._problem import exact_text as exact_text
+    from ._problem import number_grid as number_grid
     from ._problem import parse_trainable as parse_trainable
     from ._sensitivity import DEQSensitivities as DEQSensitivities
     from ._sensitivity import sensitivities as sensitivities
     from ._shifted import SteinComparison as SteinComparison
     from ._shifted import stein_comparison as stein_comparison
+    from ._spectrum import GRID_POINTS as GRID_POINTS
     from ._spectrum import Alignment as Alignment
     from ._spectrum import SpectralLaw as SpectralLaw
     from ._spectrum import mixture_spectrum as mixture_spectrum
@@ -62,17 +72,26 @@ if TYPE_CHECKING:
     from ._sphere_records import SPHERE_KEYS as SPHERE_KEYS
     from ._sphere_records import SphereCoefficients as SphereCoefficients
     from ._sweep import deq_coefficients_sweep as deq_coefficients_sweep
-    from ._verify import Verified as Verified
+    from ._verified import Verified as Verified
 
 #: exported name → the module of this package that defines it
 _LAZY: dict[str, str] = {
-    **dict.fromkeys(("BiasLimit", "minimum_norm_interpolant", "predicted_limit"), "._bias"),
+    **dict.fromkeys(
+        (
+            "BiasLimit",
+            "check_sizes",
+            "minimum_norm_interpolant",
+            "predicted_limit",
+            "relative_gap",
+        ),
+        "._bias",
+    ),
     "generate_module": "._codegen",
-    "NUMPY": "._contexts",
+    **dict.fromkeys(("NUMPY", "activation_functions"), "._contexts"),
     **dict.fromkeys(("CurvatureBound", "curvature_bound"), "._curvature"),
     "deq_coefficients": "._deq",
     **dict.fromkeys(("DEQ_KEYS", "MOMENT_KEYS", "DEQCoefficients"), "._deq_records"),
-    **dict.fromkeys(("Design", "design_enn"), "._design"),
+    **dict.fromkeys(("MAX_STARTS", "Design", "design_enn"), "._design"),
     "enclose_moments": "._enclose",
     **dict.fromkeys(("interval_text", "proven_text"), "._enclosure_text"),
     **dict.fromkeys(("equivalent_kernel", "equivalent_kernels"), "._equivalent"),
@@ -80,6 +99,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         ("FixedPoint", "FixedPointScan", "scan_fixed_points", "solve_tau"), "._fixed_point"
     ),
+    "FLOAT": "._float_context",
     "NotEnclosable": "._growth",
     **dict.fromkeys(("Kolmogorov", "kolmogorov_distance"), "._kolmogorov"),
     **dict.fromkeys(("LipschitzBound", "lipschitz_bound"), "._lipschitz"),
@@ -87,23 +107,36 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("MomentEvaluator", "evaluator_for"), "._moments"),
     **dict.fromkeys(("compile_function", "function_source"), "._printer"),
     **dict.fromkeys(
-        ("DEQProblem", "ProblemFields", "exact_number", "parse_trainable"), "._problem"
+        (
+            "MAX_LAYERS",
+            "RANGES",
+            "DEQProblem",
+            "ProblemFields",
+            "exact_number",
+            "exact_text",
+            "number_grid",
+            "parse_trainable",
+        ),
+        "._problem",
     ),
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), "._sensitivity"),
     **dict.fromkeys(("SteinComparison", "stein_comparison"), "._shifted"),
     **dict.fromkeys(
-        ("Alignment", "SpectralLaw", "mixture_spectrum", "sphere_spectrum"), "._spectrum"
+        ("GRID_POINTS", "Alignment", "SpectralLaw", "mixture_spectrum", "sphere_spectrum"),
+        "._spectrum",
     ),
     "sphere_coefficients": "._sphere",
     **dict.fromkeys(("SPHERE_KEYS", "SphereCoefficients"), "._sphere_records"),
     "deq_coefficients_sweep": "._sweep",
-    "Verified": "._verify",
+    "Verified": "._verified",
 }
 
 #: The package's export table: what other packages (and users) import from it.
 __all__ = [
+    "activation_functions",
     "Alignment",
     "BiasLimit",
+    "check_sizes",
     "compile_function",
     "curvature_bound",
     "CurvatureBound",
@@ -122,28 +155,36 @@ __all__ = [
     "equivalent_kernels",
     "evaluator_for",
     "exact_number",
+    "exact_text",
     "parse_trainable",
     "explicit_coefficients",
     "ExplicitCoefficients",
     "FixedPoint",
     "FixedPointScan",
+    "FLOAT",
     "function_source",
     "generate_module",
+    "GRID_POINTS",
     "interval_text",
     "Kolmogorov",
     "kolmogorov_distance",
     "LAYER_KEYS",
     "lipschitz_bound",
     "LipschitzBound",
+    "MAX_LAYERS",
+    "MAX_STARTS",
     "minimum_norm_interpolant",
     "mixture_spectrum",
     "MOMENT_KEYS",
     "MomentEvaluator",
     "NotEnclosable",
+    "number_grid",
     "NUMPY",
     "predicted_limit",
     "ProblemFields",
     "proven_text",
+    "RANGES",
+    "relative_gap",
     "scan_fixed_points",
     "solve_tau",
     "SpectralLaw",

@@ -40,6 +40,7 @@ __all__ = [
     "unsupported",
     "to_arb",
     "arb_to_mpf",
+    "midpoint_text",
     "bits_for_digits",
     "workprec",
     "round_digits",
@@ -266,6 +267,11 @@ def arb_to_mpf(x: arb) -> mpmath.mpf:
     # rounded up to a multiple of 64 bits, so that a few contexts serve every value
     ctx = _private_context(64 * ((int(man).bit_length() + 32) // 64 + 1))
     return ctx.make_mpf(mpmath.libmp.from_man_exp(int(man), int(exp)))
+
+
+def midpoint_text(x: arb, digits: int) -> str:
+    """A ball's midpoint for a message (the ball itself is in the result, not the text)."""
+    return mpmath.nstr(arb_to_mpf(x), digits)
 
 
 @functools.lru_cache(maxsize=64)

@@ -28,8 +28,8 @@ from typing import Any
 import sympy as sp
 
 from .._version import __version__
-from ..internal import MOMENTS
 from ..symbolic import (
+    MOMENTS,
     SIGMA_A2,
     SIGMA_B2,
     TAU,

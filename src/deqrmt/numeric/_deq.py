@@ -12,7 +12,6 @@ Both return a :class:`~deqrmt.numeric.DEQCoefficients` (:mod:`._deq_records`).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from ..symbolic import Activation
 from ._deq_records import DEQCoefficients
 from ._deq_verified import verified
 from ._problem import DEQProblem
+from ._verify import proven_or_agreed
 
 __all__ = ["certified", "deq_coefficients"]
 
@@ -96,9 +96,5 @@ def certified(problem: DEQProblem) -> DEQCoefficients:
     """The certified path, or the verified path with the reason when a moment or a decision
     is outside what ball arithmetic proves here."""
     from ._deq_certified import certify  # Arb is loaded only when a proof is asked for
-    from ._enclose import NotEnclosable
 
-    try:
-        return certify(problem)
-    except NotEnclosable as e:
-        return dataclasses.replace(verified(problem), reason=str(e))
+    return proven_or_agreed(lambda: certify(problem), lambda: verified(problem))

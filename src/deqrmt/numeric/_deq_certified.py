@@ -8,7 +8,7 @@ r"""The DEQ's certified path: every printed digit proven by ball arithmetic (Arb
 3. **Coefficients as balls.**  The moments at τ = √K (the centering constant c = E[φ(τ*ξ)]
    among them), centered by the derived identities and put through the derived formulas of
    :mod:`._deq_formulas` in ball arithmetic.
-4. **Proven digits** (:func:`._proven.proven`).  Too few digits: the work is redone at a higher
+4. **Proven digits** (:func:`._verified.proven`).  Too few digits: the work is redone at a higher
    precision (:func:`._escalate.escalating`).
 
 Anything outside the enclosure rules raises :class:`~._enclose.NotEnclosable`; the dispatcher
@@ -21,7 +21,7 @@ from __future__ import annotations
 from flint import arb
 
 from .._errors import CenteringError
-from ._arb import ArbContext, to_arb, workprec
+from ._arb import ArbContext, midpoint_text, to_arb, workprec
 from ._deq_formulas import deq_formulas, formula_keys
 from ._deq_records import MOMENT_KEYS, DEQCoefficients
 from ._deq_verified import other_fixed_points
@@ -29,9 +29,8 @@ from ._enclose import ENCLOSED_MOMENTS, NotEnclosable
 from ._escalate import escalating
 from ._fixed_point import center_moments
 from ._problem import DEQProblem
-from ._proven import midpoint_text, proven
 from ._variance_proof import VarianceBalls, prove_fixed_point, star_float
-from ._verify import Verified
+from ._verified import Verified, proven
 
 __all__ = ["certify"]
 

@@ -17,7 +17,8 @@ from .._text import escape_controls
 from . import _display
 from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert
 from ._problem import DEQProblem, ProblemFields
-from ._verify import Verified, certification_fields
+from ._verified import Verified
+from ._verify import certification_fields
 
 __all__ = [
     "DEQCoefficients",

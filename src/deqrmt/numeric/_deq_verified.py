@@ -20,7 +20,8 @@ from ._deq_records import DEQ_KEYS, MOMENT_KEYS, DEQCoefficients
 from ._fixed_point import moments_at, scan_fixed_points, solve_tau
 from ._float_context import FLOAT
 from ._problem import DEQProblem
-from ._verify import Verified, verify
+from ._verified import Verified
+from ._verify import verify
 
 __all__ = [
     "GUARD_CHECK",

@@ -16,8 +16,7 @@ from typing import Any
 import mpmath
 import sympy as sp
 
-from ..internal import FAMILY_MOMENTS
-from ..symbolic import TAU, Family, X
+from ..symbolic import FAMILY_MOMENTS, TAU, Family, X
 from ._deq_formulas import layer_formulas
 from ._design_search import CLOSED_UNITS, FLOAT_UNIT, SearchBudget, precision_factor
 from ._explicit import LAYER_KEYS

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .._text import escape_controls
-from ..internal import SYMBOLS, tex_number, tex_text, value_status
+from ..symbolic import SYMBOLS, tex_number, tex_text, value_status
 
 __all__ = ["Table", "Row", "table", "html", "latex", "markdown", "LAYER_SYMBOLS", "SPHERE_SYMBOLS"]
 

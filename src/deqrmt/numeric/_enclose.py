@@ -45,8 +45,7 @@ from flint import acb, arb
 
 from .. import _arguments
 from .._errors import InvalidArgument
-from ..internal import MOMENTS
-from ..symbolic import TAU, XI, Activation, X, get_activation, moment_set
+from ..symbolic import MOMENTS, TAU, XI, Activation, X, get_activation, moment_set
 from ._arb import (
     ACB_FUNCTIONS,
     ARB_FUNCTIONS,
@@ -69,7 +68,6 @@ from ._growth import (
     point_ball,
 )
 from ._printer import compile_function
-from ._problem import exact_number
 
 __all__ = [
     "NotEnclosable",
@@ -456,7 +454,7 @@ def enclose_moments(
       NotEnclosable: a moment outside the enclosure rules (the caller says so).
     """
     act = get_activation(activation)
-    t = exact_number(tau, "tau")
+    t = _arguments.number(tau, "tau")  # exact (a Fraction), within the size budget
     if not t > 0:
         raise InvalidArgument(f"tau={_arguments.show(tau)}: expected a scale τ > 0.")
     keys = tuple(

@@ -16,7 +16,7 @@ from flint import arb
 
 from ._arb import bits_for_digits, workprec
 from ._enclose import NotEnclosable
-from ._verify import MIN_DIGITS
+from ._verified import MIN_DIGITS
 
 __all__ = ["FLOAT_BITS", "GUARD_DIGITS", "MAX_ATTEMPTS", "escalating"]
 

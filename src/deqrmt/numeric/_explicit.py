@@ -32,7 +32,8 @@ from ._deq_verified import GUARD_CHECK, GUARD_WORK
 from ._fixed_point import moments_at
 from ._mapping import AttributeHints, ValueTable
 from ._problem import MAX_LAYERS, check_dps, exact_number, in_range
-from ._verify import Verified, ball_dict, verify
+from ._verified import Verified
+from ._verify import ball_dict, proven_or_agreed, verify
 
 __all__ = ["LAYER_KEYS", "ExplicitCoefficients", "explicit_coefficients"]
 
@@ -203,19 +204,17 @@ def explicit_coefficients(
     certify = _arguments.boolean(certify, "certify")
     check_dps(dps)  # the type and the general cap first: a huge dps costs no moment set
     dps = max(check_dps(dps, a) for a in acts)
-    if certify:
-        from ._enclose import NotEnclosable  # Arb is loaded only when a proof is asked for
-        from ._explicit_certified import certify_layers
+    if not certify:
+        return _verified(acts, t0, dps, center, input_layer_trainable)
+    from ._explicit_certified import certify_layers  # Arb is loaded only when a proof is asked for
 
-        try:
-            balls, prec = certify_layers(acts, t0, dps, center, input_layer_trainable)
-        except NotEnclosable as e:
-            res = _verified(acts, t0, dps, center, input_layer_trainable)
-            return dataclasses.replace(res, reason=str(e))
+    def prove() -> ExplicitCoefficients:
+        balls, prec = certify_layers(acts, t0, dps, center, input_layer_trainable)
         return ExplicitCoefficients(
             acts, t0, dps, center, tuple(balls), certified=True, prec_bits=prec
         )
-    return _verified(acts, t0, dps, center, input_layer_trainable)
+
+    return proven_or_agreed(prove, lambda: _verified(acts, t0, dps, center, input_layer_trainable))
 
 
 def _verified(

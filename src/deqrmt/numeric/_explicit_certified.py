@@ -12,7 +12,7 @@ point to prove, only a recursion to carry in balls.  For l = 1..L:
    moment balls and layer l − 1's balls, through the one printer's Arb context.  Every ball
    contains the true value for every value of the previous layer's balls, so by induction
    layer l's balls contain layer l's true values.
-4. **Proven digits** (:func:`._proven.proven`); too few: the whole recursion runs again at the
+4. **Proven digits** (:func:`._verified.proven`); too few: the whole recursion runs again at the
    missing digits' bits and a margin more.
 
 Anything outside the enclosure rules raises :class:`~._enclose.NotEnclosable`; the dispatcher
@@ -29,14 +29,13 @@ from flint import arb
 
 from .._errors import CenteringError
 from ..symbolic import Activation
-from ._arb import ArbContext, bits_for_digits, to_arb, workprec
+from ._arb import ArbContext, bits_for_digits, midpoint_text, to_arb, workprec
 from ._deq_formulas import layer_formulas
 from ._deq_records import shown
 from ._enclose import ENCLOSED_MOMENTS, NotEnclosable, encloser_for
 from ._escalate import GUARD_DIGITS, MAX_ATTEMPTS
 from ._fixed_point import center_moments
-from ._proven import midpoint_text, proven
-from ._verify import MIN_DIGITS, Verified
+from ._verified import MIN_DIGITS, Verified, proven
 
 __all__ = ["certify_layers", "layer_balls"]
 

@@ -22,9 +22,8 @@ from collections.abc import Callable, Iterable
 
 from flint import arb
 
-from ._arb import workprec
+from ._arb import midpoint_text, workprec
 from ._enclose import NotEnclosable
-from ._proven import midpoint_text
 
 __all__ = ["contract", "krawczyk", "newton"]
 

@@ -31,8 +31,7 @@ from mpmath.libmp import from_man_exp
 
 from .. import _arguments
 from .._errors import InvalidArgument
-from ..internal import bounded
-from ..symbolic import Activation, X, get_activation
+from ..symbolic import Activation, X, bounded, get_activation
 from ._arb import ARB_FUNCTIONS, unsupported, workprec
 from ._enclosure_text import exact_fraction, interval_text
 from ._growth import NotEnclosable, constant_ball, point_ball

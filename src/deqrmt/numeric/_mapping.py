@@ -18,7 +18,7 @@ from typing import Any
 
 from .._errors import InvalidArgument
 from .._io import pandas
-from ._verify import Verified
+from ._verified import Verified
 
 __all__ = ["AttributeHints", "ValueTable", "VerifiedMapping", "attribute_hint", "convert", "pandas"]
 

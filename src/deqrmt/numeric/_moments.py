@@ -17,16 +17,18 @@ import sympy as sp
 
 from .._arguments import show
 from .._errors import ActivationError, BudgetExceeded, InvalidArgument, PrecisionLoss
-from ..internal import MOMENTS
-from ..symbolic import TAU, XI, Activation, MomentSet, X, moment_set
+from ..symbolic import MOMENTS, TAU, XI, Activation, MomentSet, X, moment_set
 from ._printer import compile_function
-from ._problem import MAX_DPS_QUADRATURE
 from ._quadrature import panels, pole_distance
 
-__all__ = ["MomentEvaluator", "evaluator_for", "MAX_DIGITS_VERIFIED"]
+__all__ = ["MomentEvaluator", "evaluator_for", "MAX_DPS_QUADRATURE", "MAX_DIGITS_VERIFIED"]
 
+#: The most digits of the *verified* quadrature (two mpmath evaluations: ``certify=False``, or
+#: an activation outside the Arb enclosure rules); the certified path goes further, as far as
+#: :func:`._problem.precision_cost` admits.
+MAX_DPS_QUADRATURE = 150
 #: The most digits the mpmath quadrature is run to: the verified path's cap
-#: (:data:`._problem.MAX_DPS_QUADRATURE`) and its check run's 20 guard digits, and a margin.
+#: (:data:`MAX_DPS_QUADRATURE`) and its check run's 20 guard digits, and a margin.
 #: Beyond it Gauss–Legendre panels outgrow their node ladder and the time budget (tanh at 500
 #: digits: ~4 min for 423 digits); the certified path (``acb.integral``) goes further.
 MAX_DIGITS_VERIFIED = MAX_DPS_QUADRATURE + 30

@@ -1,6 +1,6 @@
 """An exact binary number formatted as ``format(float, spec)`` would, rounded from its exact value.
 
-``format(v, ".5f")`` of a :class:`~deqrmt.numeric._verify.Verified` must not go through a float:
+``format(v, ".5f")`` of a :class:`~deqrmt.numeric._verified.Verified` must not go through a float:
 a value carried at 100 digits rounds from those, and a float would round twice (and overflow
 past 1.8e308).  :func:`format_exact` takes the exact value as a Fraction of a power of two and
 follows the float rules of the format mini-language (types ``e E f F g G n %``, default

@@ -56,10 +56,6 @@ MIN_DPS = 5
 MAX_LAYERS = 8
 #: The most digits any activation is computed to (relu at dps 1000: ~1 s cold on one core).
 MAX_DPS_CLOSED = 1000
-#: The most digits of the *verified* quadrature (two mpmath evaluations: ``certify=False``, or
-#: an activation outside the Arb enclosure rules); the certified path goes further, as far as
-#: :func:`precision_cost` admits.
-MAX_DPS_QUADRATURE = 150
 #: Seconds (one idle core, cold cache) a certified call may be estimated to take.
 BUDGET_SECONDS = 60.0
 #: The certified path's cost model: ``COST_FIXED_S + COST_PER_INTEGRAL_S · n · (dps /
@@ -226,9 +222,10 @@ def precision_cost(activation: Activation, dps: int) -> PrecisionCost:
     more panels: tanh(3x) counts 3) and with the cube of the digits (Gauss–Legendre nodes
     grow like the digits, an evaluation at p bits costs ~p^1.6, and the Gaussian's cut like
     √p; measured 2.2 from 300 to 500 digits, 3.0 from 500 to 700).  An activation outside the
-    enclosure rules is computed by the verified quadrature, to :data:`MAX_DPS_QUADRATURE`.
+    enclosure rules is computed by the verified quadrature, to
+    :data:`._moments.MAX_DPS_QUADRATURE`.
     """
-    from ._moments import evaluator_for
+    from ._moments import MAX_DPS_QUADRATURE, evaluator_for
 
     if not evaluator_for(activation).open_names:
         return PrecisionCost(COST_FIXED_S * (dps / MAX_DPS_CLOSED) ** 2, MAX_DPS_CLOSED, "closed")
@@ -265,9 +262,9 @@ def check_dps(dps: Any, activation: Activation | None = None) -> int:
         )
     if activation is None:
         return dps
-    if dps <= MAX_DPS_QUADRATURE:
-        from ._moments import evaluator_for
+    from ._moments import MAX_DPS_QUADRATURE, evaluator_for  # the engine the cap belongs to
 
+    if dps <= MAX_DPS_QUADRATURE:
         evaluator_for(activation)  # the moment set is checked here at every dps
         return dps
     cost = precision_cost(activation, dps)

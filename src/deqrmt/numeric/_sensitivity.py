@@ -7,7 +7,7 @@ like the coefficients themselves (:mod:`._deq`):
 * certified (the default): τ*² proved by Krawczyk's test (:mod:`._variance_proof`), the raw
   moments at τ* enclosed in Arb (:mod:`._enclose`, with E[φ'''], E[φ''''], E[(φ²)''''] and
   E[(φ'²)''] beside the coefficients' own), the formulas in ball arithmetic, the digits the
-  balls prove (:func:`._proven.proven`), raising the precision until ``dps`` are shown;
+  balls prove (:func:`._verified.proven`), raising the precision until ``dps`` are shown;
 * verified: two evaluations (dps+5, and dps+20 with a finer quadrature rule) and the digits
   they agree on (:func:`._verify.verify`); also the fallback, with the reason, for an
   activation outside the enclosure rules.
@@ -27,22 +27,21 @@ from typing import Any
 from flint import arb
 
 from .. import _arguments
-from .._errors import ContractionError
 from ..symbolic import SENSITIVITY_PARAMETERS, Activation, derive_sensitivity
 from ._arb import ArbContext, to_arb, workprec
 from ._deq import deq_coefficients
 from ._deq_records import DEQ_KEYS, NTK_KEYS, shown
 from ._deq_verified import GUARD_CHECK, GUARD_WORK, mp_context
-from ._enclose import ENCLOSED_MOMENTS, MomentEncloser, NotEnclosable
+from ._enclose import ENCLOSED_MOMENTS, MomentEncloser
 from ._escalate import escalating
 from ._fixed_point import solve_tau
 from ._formulas import Formulas, compile_formulas
 from ._mapping import AttributeHints
 from ._moments import evaluator_for
 from ._problem import DEQProblem, ProblemFields
-from ._proven import proven
 from ._variance_proof import VarianceBalls, prove_fixed_point, star_float
-from ._verify import Verified, ball_dict, verify
+from ._verified import Verified, proven
+from ._verify import ball_dict, proven_or_agreed, verify
 
 __all__ = [
     "PARAMETERS",
@@ -217,18 +216,13 @@ def _dispatch(problem: DEQProblem, certify: bool) -> DEQSensitivities:
     # the coefficients first: every check of the setting (contraction, centering, …) and the
     # decision whether the NTK exists are theirs, so both results always agree on them
     coeffs = deq_coefficients(problem, certify=certify)
-    try:
-        coeffs["beta_1"]  # absent where σ_a² E[φ'²] ≥ 1
-        ntk = True
-    except (KeyError, ContractionError):
-        ntk = False
+    ntk = all(k in coeffs.values for k in NTK_KEYS)  # absent where σ_a² E[φ'²] ≥ 1
     notes = tuple(n for n in coeffs.notes if n.startswith("the NTK diverges"))
     if certify:
-        try:
-            return dataclasses.replace(_certified(problem, ntk), notes=notes)
-        except NotEnclosable as e:
-            return dataclasses.replace(_verified(problem, ntk), reason=str(e), notes=notes)
-    return dataclasses.replace(_verified(problem, ntk), notes=notes)
+        res = proven_or_agreed(lambda: _certified(problem, ntk), lambda: _verified(problem, ntk))
+    else:
+        res = _verified(problem, ntk)
+    return dataclasses.replace(res, notes=notes)
 
 
 def sensitivities(

@@ -16,7 +16,6 @@ dual activation's Mehler series is :mod:`._mehler`.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import mpmath
@@ -29,6 +28,7 @@ from ._mehler import MAX_TERMS, DualSeries, dual_series
 from ._problem import DEQProblem
 from ._sphere_records import NTK_EXTRA_KEYS, SPHERE_KEYS, QuadraticActivation, SphereCoefficients
 from ._sphere_verified import verified_sphere
+from ._verify import proven_or_agreed
 
 __all__ = [
     "MAX_DIMENSION",
@@ -127,10 +127,6 @@ def sphere_coefficients(
     problem = sphere_problem(act, sigma_a2, sigma_b2, dps)
     if not certify:
         return verified_sphere(problem, d)
-    from ._enclose import NotEnclosable
     from ._sphere_certified import certify_sphere  # Arb is loaded only when a proof is asked for
 
-    try:
-        return certify_sphere(problem, d)
-    except NotEnclosable as e:
-        return dataclasses.replace(verified_sphere(problem, d), reason=str(e))
+    return proven_or_agreed(lambda: certify_sphere(problem, d), lambda: verified_sphere(problem, d))

@@ -34,7 +34,7 @@ steps.
    quadratics evaluated on the balls (μ, μ̇ exactly 0 for an affine φ,
    :func:`._sphere_formulas.exact_zeros`); a quadratic is real when every radicand is proved
    ≥ 0, absent when one is proved < 0.  Each ball shows the digits it proves
-   (:func:`._proven.proven`), at a precision raised until ``dps`` show
+   (:func:`._verified.proven`), at a precision raised until ``dps`` show
    (:func:`._escalate.escalating`).
 
 Anything outside these rules raises :class:`~._enclose.NotEnclosable`; the dispatcher
@@ -63,7 +63,6 @@ from ._krawczyk import krawczyk
 from ._mehler import MAX_TERMS, known_zero, polynomial_degree, terms_needed, too_close
 from ._printer import compile_function
 from ._problem import DEQProblem
-from ._proven import proven
 from ._sphere_formulas import (
     ORDER,
     exact_zeros,
@@ -79,6 +78,7 @@ from ._sphere_records import (
     no_quadratic_note,
 )
 from ._variance_proof import VarianceBalls, prove_fixed_point, star_float
+from ._verified import proven
 
 __all__ = ["Controls", "Dual", "Projections", "certify_sphere"]
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import functools
 
-from ..internal import ALPHA, BETA, DIM, MU
-from ..symbolic import Activation, derive_quadratic, derive_sphere
+from ..symbolic import ALPHA, BETA, DIM, MU, Activation, derive_quadratic, derive_sphere
 from ._formulas import Formulas, compile_formulas
 from ._mehler import polynomial_degree
 from ._sphere_records import NTK_EXTRA_KEYS, SPHERE_KEYS

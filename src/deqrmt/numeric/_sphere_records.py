@@ -19,7 +19,8 @@ from .._errors import InvalidArgument
 from . import _display
 from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert
 from ._problem import DEQProblem, ProblemFields
-from ._verify import Verified, ball_dict, certification_fields
+from ._verified import Verified
+from ._verify import ball_dict, certification_fields
 
 __all__ = [
     "NTK_EXTRA_KEYS",

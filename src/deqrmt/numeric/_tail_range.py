@@ -19,8 +19,7 @@ from typing import Any
 import sympy as sp
 from flint import arb
 
-from ..internal import bounded
-from ..symbolic import X
+from ..symbolic import X, bounded
 from ._arb import workprec
 from ._growth import (
     BOUND_PREC,

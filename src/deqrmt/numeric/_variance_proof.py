@@ -20,14 +20,13 @@ from collections.abc import Iterable
 from flint import arb
 
 from .._errors import ActivationError, ContractionError
-from ._arb import ArbContext, to_arb, workprec
+from ._arb import ArbContext, midpoint_text, to_arb, workprec
 from ._deq_formulas import map_formulas
 from ._enclose import ENCLOSED_MOMENTS, NotEnclosable, encloser_for
 from ._fixed_point import scan_fixed_points, solve_tau, variance_map
 from ._float_context import FLOAT
 from ._krawczyk import contract, krawczyk, newton
 from ._problem import DEQProblem
-from ._proven import midpoint_text
 from ._roots import scan
 
 __all__ = ["VarianceBalls", "prove_fixed_point", "star_float"]

@@ -39,7 +39,7 @@ from typing import Any
 
 from .._errors import InvalidArgument, MissingExtra
 from .._io import check_output, write_output
-from ._store import Record
+from ._store_schema import Record
 
 __all__ = ["FORMATS", "check_export", "export_table", "pandas_frame", "table_rows"]
 

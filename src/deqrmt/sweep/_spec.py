@@ -342,7 +342,7 @@ def _network_axes(get: _Lookup) -> dict[str, Any]:
 
 def _design_axes(get: _Lookup) -> dict[str, Any]:
     """What ``design`` tasks search: family, layers, kernel, starts, seed."""
-    from ..internal import MAX_LAYERS, MAX_STARTS
+    from ..numeric import MAX_LAYERS, MAX_STARTS
     from ..symbolic import get_family
 
     out: dict[str, Any] = {}

@@ -39,7 +39,7 @@ def plain(text: str) -> str:
 
 
 def text(x: Fraction) -> str:
-    from ..internal import exact_text
+    from ..numeric import exact_text
 
     return exact_text(x)
 
@@ -48,7 +48,7 @@ def numbers(value: Any, where: str) -> list[Fraction]:
     """A list, one number, or ``"start:stop:count"`` (count points, both ends included), each
     within :data:`MAX_LIST` values and written with ASCII digits only (``²`` or ``٣`` are
     digits to Python's ``int``, not to a spec)."""
-    from ..internal import number_grid
+    from ..numeric import number_grid
 
     items = value if isinstance(value, list) else [value]
     if len(items) > _limits.MAX_LIST:
@@ -74,7 +74,7 @@ def numbers(value: Any, where: str) -> list[Fraction]:
 
 def in_range(values: list[Fraction], name: str, where: str, what: str) -> None:
     """The engine's accepted range of ``name`` (the CLI's rule), checked before any work."""
-    from ..internal import RANGES
+    from ..numeric import RANGES
 
     lo, hi = RANGES[name]
     for x in values:

@@ -16,6 +16,8 @@ from ._activation import Piece as Piece
 from ._activation import X as X
 from ._activation import activation_names as activation_names
 from ._activation import library_activation as library_activation
+from ._objects import get_activation as get_activation
+from ._objects import get_activations as get_activations
 from ._parser import parse_activation as parse_activation
 from ._parser import parse_expression as parse_expression
 
@@ -24,14 +26,21 @@ if TYPE_CHECKING:
     from ._bias import BiasDerivation as BiasDerivation
     from ._bias import bias_latex as bias_latex
     from ._bias import derive_bias as derive_bias
+    from ._effort import bounded as bounded
+    from ._expectation import MOMENTS as MOMENTS
     from ._expectation import TAU as TAU
     from ._expectation import XI as XI
     from ._expectation import Expectation as Expectation
     from ._expectation import MomentSet as MomentSet
     from ._expectation import gaussian_expectation as gaussian_expectation
     from ._expectation import moment_set as moment_set
+    from ._family import FAMILY_MOMENTS as FAMILY_MOMENTS
     from ._family import Family as Family
     from ._family import get_family as get_family
+    from ._latex import SYMBOLS as SYMBOLS
+    from ._latex import tex_number as tex_number
+    from ._latex import tex_text as tex_text
+    from ._latex import value_status as value_status
     from ._recursion import SIGMA_A2 as SIGMA_A2
     from ._recursion import SIGMA_B2 as SIGMA_B2
     from ._recursion import TAU0 as TAU0
@@ -47,21 +56,30 @@ if TYPE_CHECKING:
     from ._sensitivity import derive_sensitivity as derive_sensitivity
     from ._specialize import TAU_STAR as TAU_STAR
     from ._specialize import coefficient_expression as coefficient_expression
+    from ._sphere import ALPHA as ALPHA
+    from ._sphere import BETA as BETA
+    from ._sphere import DIM as DIM
+    from ._sphere import MU as MU
+    from ._sphere import QUADRATIC_SYMBOLS as QUADRATIC_SYMBOLS
+    from ._sphere import RHO as RHO
     from ._sphere import ExplicitSphereFormulas as ExplicitSphereFormulas
     from ._sphere import QuadraticFormulas as QuadraticFormulas
     from ._sphere import SphereFormulas as SphereFormulas
     from ._sphere import derive_explicit_sphere as derive_explicit_sphere
     from ._sphere import derive_quadratic as derive_quadratic
     from ._sphere import derive_sphere as derive_sphere
+    from ._sphere import polynomial_dual as polynomial_dual
 
 #: exported name → the module of this package that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("BETA0", "BiasDerivation", "bias_latex", "derive_bias"), "._bias"),
+    "bounded": "._effort",
     **dict.fromkeys(
-        ("TAU", "XI", "Expectation", "MomentSet", "gaussian_expectation", "moment_set"),
+        ("MOMENTS", "TAU", "XI", "Expectation", "MomentSet", "gaussian_expectation", "moment_set"),
         "._expectation",
     ),
-    **dict.fromkeys(("Family", "get_family"), "._family"),
+    **dict.fromkeys(("FAMILY_MOMENTS", "Family", "get_family"), "._family"),
+    **dict.fromkeys(("SYMBOLS", "tex_number", "tex_text", "value_status"), "._latex"),
     **dict.fromkeys(
         (
             "SIGMA_A2",
@@ -83,12 +101,19 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("TAU_STAR", "coefficient_expression"), "._specialize"),
     **dict.fromkeys(
         (
+            "ALPHA",
+            "BETA",
+            "DIM",
+            "MU",
+            "QUADRATIC_SYMBOLS",
+            "RHO",
             "ExplicitSphereFormulas",
             "QuadraticFormulas",
             "SphereFormulas",
             "derive_explicit_sphere",
             "derive_quadratic",
             "derive_sphere",
+            "polynomial_dual",
         ),
         "._sphere",
     ),
@@ -99,9 +124,12 @@ __all__ = [
     "Activation",
     "SENSITIVITY_PARAMETERS",
     "activation_names",
+    "ALPHA",
+    "BETA",
     "BETA0",
     "bias_latex",
     "BiasDerivation",
+    "bounded",
     "coefficient_expression",
     "DEQFormulas",
     "derive_bias",
@@ -113,9 +141,11 @@ __all__ = [
     "derive_sensitivity",
     "DEQSensitivity",
     "derive_sphere",
+    "DIM",
     "Expectation",
     "ExplicitSphereFormulas",
     "Family",
+    "FAMILY_MOMENTS",
     "FixedPointMap",
     "gaussian_expectation",
     "get_activation",
@@ -125,72 +155,30 @@ __all__ = [
     "LIBRARY",
     "library_activation",
     "moment_set",
+    "MOMENTS",
     "MomentSet",
     "MomentSymbols",
+    "MU",
     "parse_activation",
     "parse_expression",
     "Piece",
+    "polynomial_dual",
+    "QUADRATIC_SYMBOLS",
     "QuadraticFormulas",
+    "RHO",
     "SIGMA_A2",
     "SIGMA_B2",
     "SphereFormulas",
+    "SYMBOLS",
     "TAU",
     "TAU0",
     "TAU_STAR",
+    "tex_number",
+    "tex_text",
+    "value_status",
     "X",
     "XI",
 ]
-
-
-def get_activation(spec: Any, name: str = "activation") -> Activation:
-    """An :class:`Activation` from a library name, ``name(params)`` or an expression in x, or
-    from an object: a SymPy expression in one symbol or a ``sympy.Lambda``, a known numpy,
-    math, scipy.special or torch function (``np.tanh``, ``torch.relu``,
-    ``torch.nn.functional.gelu``) or a ``torch.nn`` activation module (``nn.SiLU()``,
-    ``nn.Softplus(beta=2)``), see :mod:`deqrmt.symbolic._objects`.
-
-    An object becomes the text of the corresponding string, which the parser reads: so
-    ``np.tanh``, ``nn.Tanh()`` and ``"tanh"`` give the same Activation (same cache entries,
-    same output bytes), and every parser limit applies.  Anything else (a number, a list, a
-    Python function, which is never called) is an :class:`~deqrmt.InvalidArgument` naming
-    ``name`` and what is accepted.
-
-    Example:
-      >>> import sympy
-      >>> get_activation(sympy.Max(sympy.Symbol("t"), 0)) == get_activation("max(0, x)")
-      True
-    """
-    if isinstance(spec, Activation):
-        return spec
-    if isinstance(spec, str):
-        return parse_activation(spec)
-    from ._objects import activation_text
-
-    return parse_activation(activation_text(spec, name))
-
-
-def get_activations(spec: Any, name: str = "activations", *, hi: int) -> tuple[Activation, ...]:
-    """The layers of a network: a list or tuple of activations (each as :func:`get_activation`
-    takes it), or one activation given alone (a string, an Activation, an object): one layer.
-
-    Example:
-      >>> [a.name for a in get_activations("relu", hi=8)]
-      ['relu']
-    """
-    from collections.abc import Iterable
-
-    from sympy import Basic
-
-    from .. import _arguments
-
-    several = isinstance(spec, Iterable) and not isinstance(spec, str | bytes | Basic)
-    if several and not callable(spec) or getattr(spec, "ndim", None) is not None:
-        return tuple(
-            _arguments.sequence(
-                spec, name, "layers (an activation each)", hi=hi, item=get_activation
-            )
-        )
-    return (get_activation(spec, name),)
 
 
 def __getattr__(name: str) -> Any:

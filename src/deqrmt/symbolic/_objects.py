@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -43,8 +43,10 @@ from sympy.printing.str import StrPrinter
 
 from .. import _arguments
 from .._errors import BudgetExceeded, InvalidArgument
+from ._activation import Activation
+from ._parser import parse_activation
 
-__all__ = ["ACCEPTED", "MODULES", "activation_text"]
+__all__ = ["ACCEPTED", "MODULES", "activation_text", "get_activation", "get_activations"]
 
 #: What an activation may be, for messages.
 ACCEPTED = (
@@ -481,3 +483,46 @@ def activation_text(spec: Any, name: str = "activation") -> str:
         f"{name}={_arguments.show(spec)} ({type(spec).__name__}) is not an activation deqrmt "
         f"can read; accepted: {ACCEPTED}.{hint}"
     )
+
+
+def get_activation(spec: Any, name: str = "activation") -> Activation:
+    """An :class:`Activation` from a library name, ``name(params)`` or an expression in x, or
+    from an object: a SymPy expression in one symbol or a ``sympy.Lambda``, a known numpy,
+    math, scipy.special or torch function (``np.tanh``, ``torch.relu``,
+    ``torch.nn.functional.gelu``) or a ``torch.nn`` activation module (``nn.SiLU()``,
+    ``nn.Softplus(beta=2)``), see :mod:`deqrmt.symbolic._objects`.
+
+    An object becomes the text of the corresponding string, which the parser reads: so
+    ``np.tanh``, ``nn.Tanh()`` and ``"tanh"`` give the same Activation (same cache entries,
+    same output bytes), and every parser limit applies.  Anything else (a number, a list, a
+    Python function, which is never called) is an :class:`~deqrmt.InvalidArgument` naming
+    ``name`` and what is accepted.
+
+    Example:
+      >>> import sympy
+      >>> get_activation(sympy.Max(sympy.Symbol("t"), 0)) == get_activation("max(0, x)")
+      True
+    """
+    if isinstance(spec, Activation):
+        return spec
+    if isinstance(spec, str):
+        return parse_activation(spec)
+    return parse_activation(activation_text(spec, name))
+
+
+def get_activations(spec: Any, name: str = "activations", *, hi: int) -> tuple[Activation, ...]:
+    """The layers of a network: a list or tuple of activations (each as :func:`get_activation`
+    takes it), or one activation given alone (a string, an Activation, an object): one layer.
+
+    Example:
+      >>> [a.name for a in get_activations("relu", hi=8)]
+      ['relu']
+    """
+    several = isinstance(spec, Iterable) and not isinstance(spec, str | bytes | sp.Basic)
+    if several and not callable(spec) or getattr(spec, "ndim", None) is not None:
+        return tuple(
+            _arguments.sequence(
+                spec, name, "layers (an activation each)", hi=hi, item=get_activation
+            )
+        )
+    return (get_activation(spec, name),)

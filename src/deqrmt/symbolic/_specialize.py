@@ -18,6 +18,7 @@ from .._errors import InvalidArgument
 from ._activation import Activation
 from ._expectation import TAU, moment_set
 from ._latex import natural_sign
+from ._objects import get_activation
 from ._recursion import derive_deq, derive_fixed_point
 from ._symbols import TAU_STAR, moment_at_tau_star
 
@@ -58,8 +59,6 @@ def coefficient_expression(
       >>> coefficient_expression("tanh", "alpha_1")        # no closed form: a moment symbol
       E[φ'(τ*ξ)]**2*sigma_b2/(-E[φ'(τ*ξ)]**2*sigma_a2 + 1)
     """
-    from . import get_activation
-
     if not isinstance(key, str) or key not in COEFFICIENT_KEYS:
         raise InvalidArgument(f"key={show(key)}: choose one of {', '.join(COEFFICIENT_KEYS)}.")
     act = get_activation(activation)

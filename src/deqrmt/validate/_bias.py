@@ -24,13 +24,14 @@ import sympy as sp
 import torch
 
 from .._errors import InvalidArgument, NoConvergence
-from ..internal import check_sizes, relative_gap
 from ..numeric import (
     NUMPY,
     BiasLimit,
+    check_sizes,
     compile_function,
     minimum_norm_interpolant,
     predicted_limit,
+    relative_gap,
 )
 from ..symbolic import BiasDerivation
 from ._torch_context import TORCH

@@ -19,7 +19,7 @@ import sympy as sp
 from .._budget import check_memory
 from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument
 from .._untrusted import bounded_int, exact_fraction, shown
-from ..internal import MAX_LAYERS, RANGES
+from ..numeric import MAX_LAYERS, RANGES
 from ..symbolic import Family, get_family
 
 __all__ = [

@@ -24,7 +24,7 @@ import sympy as sp
 import torch
 
 from .._errors import ActivationError, InvalidArgument
-from ..internal import activation_functions
+from ..numeric import activation_functions
 from ._torch_context import TORCH
 
 __all__ = ["CenteredActivation", "PiecewiseLinear", "ScaledErf"]

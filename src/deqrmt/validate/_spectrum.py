@@ -32,8 +32,7 @@ import numpy as np
 from .. import _arguments
 from .._budget import check_memory, run_bytes
 from .._errors import BudgetExceeded, InvalidArgument
-from ..internal import GRID_POINTS
-from ..numeric import SpectralLaw
+from ..numeric import GRID_POINTS, SpectralLaw
 from ._data import GaussianMixture, paper_mixture
 from ._spectrum_laws import (
     Laws,

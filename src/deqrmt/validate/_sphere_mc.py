@@ -25,9 +25,8 @@ import numpy as np
 import sympy as sp
 
 from .._errors import InvalidArgument, NoConvergence
-from ..internal import QUADRATIC_SYMBOLS, RHO, polynomial_dual
 from ..numeric import SphereCoefficients, dual_series, sphere_coefficients
-from ..symbolic import get_activation
+from ..symbolic import QUADRATIC_SYMBOLS, RHO, get_activation, polynomial_dual
 
 __all__ = [
     "SphereKernels",
