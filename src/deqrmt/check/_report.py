@@ -11,9 +11,8 @@ import mpmath
 
 from .._errors import InvalidArgument
 from .._text import escape_controls
-from ..numeric import DEQProblem, ProblemFields
-from ..numeric._display import _h
-from ..numeric._mapping import AttributeHints
+from ..numeric import AttributeHints, DEQProblem, ProblemFields
+from ..numeric import html_text as _h
 
 __all__ = [
     "PASS",
@@ -188,7 +187,7 @@ class CheckReport(AttributeHints, ProblemFields, Mapping[str, CheckItem]):
         return [escape_controls(line, keep="") for line in out]
 
     def __repr__(self) -> str:
-        from ..numeric._display import short
+        from ..numeric import short
 
         return short(self.lines(), "every item: .lines() or .to_dict()")
 

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from ._design import MAX_STARTS as MAX_STARTS
     from ._design import Design as Design
     from ._design import design_enn as design_enn
+    from ._display import html_text as html_text
+    from ._display import law_lines as law_lines
+    from ._display import lines_html as lines_html
+    from ._display import short as short
     from ._enclose import enclose_moments as enclose_moments
     from ._enclosure_text import interval_text as interval_text
     from ._enclosure_text import proven_text as proven_text
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
     from ._kolmogorov import kolmogorov_distance as kolmogorov_distance
     from ._lipschitz import LipschitzBound as LipschitzBound
     from ._lipschitz import lipschitz_bound as lipschitz_bound
+    from ._mapping import AttributeHints as AttributeHints
     from ._mehler import dual_series as dual_series
     from ._moments import MomentEvaluator as MomentEvaluator
     from ._moments import evaluator_for as evaluator_for
@@ -93,6 +98,8 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("DEQ_KEYS", "MOMENT_KEYS", "DEQCoefficients"), "._deq_records"),
     **dict.fromkeys(("MAX_STARTS", "Design", "design_enn"), "._design"),
     "enclose_moments": "._enclose",
+    **dict.fromkeys(("html_text", "law_lines", "lines_html", "short"), "._display"),
+    "AttributeHints": "._mapping",
     **dict.fromkeys(("interval_text", "proven_text"), "._enclosure_text"),
     **dict.fromkeys(("equivalent_kernel", "equivalent_kernels"), "._equivalent"),
     **dict.fromkeys(("LAYER_KEYS", "ExplicitCoefficients", "explicit_coefficients"), "._explicit"),
@@ -133,6 +140,11 @@ _LAZY: dict[str, str] = {
 
 #: The package's export table: what other packages (and users) import from it.
 __all__ = [
+    "AttributeHints",
+    "html_text",
+    "law_lines",
+    "lines_html",
+    "short",
     "activation_functions",
     "Alignment",
     "BiasLimit",

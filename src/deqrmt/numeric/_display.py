@@ -21,7 +21,10 @@ from typing import Any, NamedTuple
 from .._text import escape_controls
 from ..symbolic import SYMBOLS, tex_number, tex_text, value_status
 
-__all__ = ["Table", "Row", "table", "html", "latex", "markdown", "LAYER_SYMBOLS", "SPHERE_SYMBOLS"]
+__all__ = [
+    "Table", "Row", "table", "html", "latex", "markdown", "LAYER_SYMBOLS", "SPHERE_SYMBOLS",
+    "html_text", "law_lines", "lines_html", "short",
+]  # fmt: skip
 
 #: an explicit layer's keys: (Unicode, LaTeX) of the symbol, the layer index written after it
 LAYER_SYMBOLS: dict[str, tuple[str, str]] = {
@@ -117,11 +120,14 @@ def _status(v: Any) -> str:
     return value_status(bool(getattr(v, "certified", False)))
 
 
-def _h(text: object) -> str:
+def html_text(text: object) -> str:
     """Text for HTML: entities, control characters visible, and ``$``/``\\`` as entities so that a
     notebook's MathJax does not read user text as TeX."""
     s = _html.escape(escape_controls(str(text), keep=""))
     return s.replace("$", "&#36;").replace("\\", "&#92;")
+
+
+_h = html_text  # the short name this module's tables use
 
 
 def html(result: Any) -> str:

@@ -21,8 +21,9 @@ from .._errors import ActivationError, ContractionError, NoConvergence
 from ._arb import to_arb, workprec
 from ._enclose import linear_envelope
 from ._float_context import FLOAT
-from ._formula_table import ENGINE_MOMENTS, formula_set, map_key
-from ._moments import MomentValue, evaluator_for
+from ._formula_table import ENGINE_MOMENTS
+from ._map_formulas import center_moments, compiled_maps, map_from_moments, moments_at, raw_values
+from ._moments import evaluator_for
 from ._problem import DEQProblem, check_problem
 from ._roots import SCAN_DECADES, scan
 from ._roots import refine as _refine
@@ -80,22 +81,13 @@ class FixedPointScan:
         return self.roots[1:]
 
 
-@functools.lru_cache(maxsize=4)
-def _compiled(center: bool) -> tuple[Any, list[str], Any, list[str], list[str]]:
-    """F, F', c (one function) and the centered moments (another), derived by
-    :func:`derive_fixed_point` and printed once into the generated module (:mod:`._formula_table`)."""
-    vmap = formula_set(map_key("variance_map", center))
-    cen = formula_set(map_key("centered_moments", center))
-    return vmap.function, list(vmap.args), cen.function, list(cen.args), list(cen.outputs[1:])
-
-
 class VarianceMap:
     """F(q) − q, F'(q) − 1, c(q) and the centered moments for one problem, in any context."""
 
     def __init__(self, problem: DEQProblem) -> None:
         self.problem = problem
         self.ev = evaluator_for(problem.activation)
-        self._map, self._map_args, self._cen, self._cen_args, self._targets = _compiled(
+        self._map, self._map_args, self._cen, self._cen_args, self._targets = compiled_maps(
             problem.center
         )
         self.needs = tuple(a for a in self._map_args if a in ENGINE_MOMENTS)
@@ -105,7 +97,7 @@ class VarianceMap:
     ) -> tuple[Any, Any, Any]:
         """F(q), F'(q) and c(q) at scale τ = √q."""
         raw = self.ev(ctx, ctx.sqrt(q), self.needs, refine, digits)
-        return map_from_moments(self.problem, ctx, _values(raw))
+        return map_from_moments(self.problem, ctx, raw_values(raw))
 
     def h(self, ctx: Any, refine: int = 0, digits: float | None = None) -> Callable[[Any], Any]:
         """q ↦ (F(q) − q, F'(q) − 1) in ``ctx``, the function the root finders take."""
@@ -119,42 +111,6 @@ class VarianceMap:
     def moments(self, ctx: Any, tau: Any, refine: int = 0) -> tuple[dict[str, Any], set[str], Any]:
         """See :func:`moments_at` (this problem's activation and centering)."""
         return moments_at(self.problem.activation, self.problem.center, ctx, tau, refine)
-
-
-def map_from_moments(problem: DEQProblem, ctx: Any, raw: dict[str, Any]) -> tuple[Any, Any, Any]:
-    """F(q), F'(q), c(q) from the raw moments of φ at τ = √q (any context, numpy included)."""
-    map_fn, map_args, _, _, _ = _compiled(problem.center)
-    env = {
-        **raw,
-        "sigma_a2": ctx.mpf(int(problem.sigma_a2.p)) / int(problem.sigma_a2.q),
-        "sigma_b2": ctx.mpf(int(problem.sigma_b2.p)) / int(problem.sigma_b2.q),
-        "tau_0": ctx.mpf(int(problem.tau0.p)) / int(problem.tau0.q),
-    }
-    f, df, c = map_fn(ctx, *(env[a] for a in map_args))
-    return f, df, c
-
-
-def moments_at(
-    activation: Any, center: bool, ctx: Any, tau: Any, refine: int = 0
-) -> tuple[dict[str, Any], set[str], Any]:
-    """Moments of φ_c at ``tau`` by name (from the derived centering identities), the names of
-    the raw moments that vanish by symmetry, and c (E[φ(τξ)], or 0 when ``center`` is False)."""
-    raw = evaluator_for(activation)(ctx, tau, ENGINE_MOMENTS, refine)
-    cm, c = center_moments(ctx, _values(raw), center)
-    return cm, {k for k, v in raw.items() if v.exact_zero}, c
-
-
-def center_moments(
-    ctx: Any, raw: dict[str, Any], center: bool = True
-) -> tuple[dict[str, Any], Any]:
-    """Raw moments by name → (moments of φ_c by name, c), by the derived centering identities."""
-    _, _, cen_fn, cen_args, targets = _compiled(center)
-    c, *cen = cen_fn(ctx, *(raw[a] for a in cen_args))
-    return {**raw, **dict(zip(targets, cen, strict=True))}, c
-
-
-def _values(raw: dict[str, MomentValue]) -> dict[str, Any]:
-    return {k: v.value for k, v in raw.items()}
 
 
 @functools.lru_cache(maxsize=64)

@@ -21,8 +21,8 @@ from typing import Any
 import sympy as sp
 
 from .._errors import ActivationError
-from ._fixed_point import map_from_moments
 from ._float_context import FLOAT
+from ._map_formulas import map_from_moments
 from ._moments import evaluator_for
 from ._problem import DEQProblem
 

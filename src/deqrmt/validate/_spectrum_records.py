@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._arguments import choice
-from ..numeric import Kolmogorov, SpectralLaw
-from ..numeric._mapping import AttributeHints
+from ..numeric import AttributeHints, Kolmogorov, SpectralLaw
 
 __all__ = [
     "SAMPLE_LABELS",
@@ -93,7 +92,7 @@ class KernelSpectrum(AttributeHints):
     explicit: tuple[SpectralLaw, dict[str, float]] | None = None
 
     def _lines(self) -> list[str]:
-        from ..numeric._display import law_lines
+        from ..numeric import law_lines
 
         eq = ", ".join(f"{k} = {v:.6g}" for k, v in self.coefficients.items())
         out = [f"KernelSpectrum({self.kind}; equivalent: {eq})", *law_lines(self.law)[1:]]
@@ -106,12 +105,12 @@ class KernelSpectrum(AttributeHints):
         return out
 
     def __repr__(self) -> str:
-        from ..numeric._display import short
+        from ..numeric import short
 
         return short(self._lines())
 
     def _repr_html_(self) -> str:
-        from ..numeric._display import lines_html
+        from ..numeric import lines_html
 
         return lines_html(self._lines())
 
