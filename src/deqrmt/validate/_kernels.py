@@ -27,15 +27,13 @@ import torch
 
 from .._arguments import integer
 from .._errors import InvalidArgument
-from ._exact import TILE, KernelEngine, _sq_norms, diagonal_kernel, ntk_limit
+from ._exact import _TILE_ARRAYS, TILE, KernelEngine, _sq_norms, diagonal_kernel, ntk_limit
 from ._pointwise import CenteredActivation
 from ._threads import blas_threads, tile_workers, torch_threads
 from ._tiles import Tile, mirror, run_tiles, upper_tiles
 
 __all__ = ["kernels", "kernel_diagonal", "kernel_tiles", "as_activation", "sigmas"]
 
-#: the most entries of one output kernel (8 bytes each): 2.5·10⁸ ≈ 2 GB
-MAX_ENTRIES = 250_000_000
 #: the largest tile side: a worker holds ~24 float64 arrays of a tile, 0.8 GB at 2048²
 MAX_TILE = 2048
 
@@ -150,8 +148,9 @@ def kernels(
       InvalidArgument: malformed data (not 2-D, empty, non-finite, X1 and X2 with different
         numbers of features), σ's ≤ 0, an unknown ``kind`` or ``device`` (or ``cuda`` without a
         CUDA device).
-      BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it for a few rows of X1
-        at a time), or ``tile`` above 2048.
+      BudgetExceeded: a kernel that would not fit in the memory available
+        (:func:`kernels_memory`: 8·n1·n2 bytes and the tables; the message has the estimate and
+        the ways round it: rows of X1 at a time, or ``out='K.zarr'``), or ``tile`` above 2048.
       ParseError, UnknownActivation: the activation is not understood.
       ContractionError: σ_a² too large for the kernel map to contract (Ġ ≥ 1 somewhere).
 
@@ -162,8 +161,6 @@ def kernels(
       >>> G.shape, bool(np.allclose(G, G.T))
       ((5, 5), True)
     """
-    from .._errors import BudgetExceeded
-
     if kind not in ("ck", "ntk"):
         raise InvalidArgument(f"kind must be 'ck' or 'ntk', got kind={kind!r}.")
     tile = integer(tile, "tile", lo=1, hi=MAX_TILE)
@@ -181,12 +178,9 @@ def kernels(
         # univariate fixed point, instead of n pairs at correlation 1
         B = None
     n1, n2 = A.shape[0], (B.shape[0] if B is not None else A.shape[0])
-    if n1 * n2 > MAX_ENTRIES:
-        raise BudgetExceeded(
-            f"the kernel would have {n1 * n2} entries, more than {MAX_ENTRIES}; compute it in "
-            "pieces (rows of X1 at a time)."
-        )
     dev = resolve(device)
+    copies = not _shares(X1, A) or (B is not None and not _shares(X2, B)) or dev.type != "cpu"
+    _check_fits(n1, n2, int(A.shape[1]), dev, tile_workers(dev), tile, copies)
     out_device = X1.device if torch_in else None
     tiles = kernel_tiles(n1, None if B is None else n2, tile)
     out = np.zeros((n1, n2))
@@ -212,9 +206,57 @@ def kernels(
             len(tiles), progress,
         )  # fmt: skip
         run_tiles(fill, tiles, tile_workers(dev))
+    engine.exact.unify(torch.from_numpy(out), n1, engine.symmetric)  # identical rows: equal
     if torch_in:
         return torch.as_tensor(out).to(out_device)
     return out
+
+
+def kernels_memory(
+    n1: int, n2: int, p: int, *, workers: int = 1, tile: int = TILE, copies_data: bool = False
+) -> int:
+    r"""Bytes :func:`kernels` holds beyond the interpreter and torch: its memory model.
+
+    `8 n1 n2` (the output, the only n1 × n2 array) `+ 8 p (n1 + n2)` when the data are copied
+    (not float64, or on another device) `+ workers · 24 · 8 · tile²` (the tiles in flight)
+    `+ 24 kB` per sample (φ on the samples' quadrature nodes while the tables are built, and
+    the tables; the most when the rows' scale needs Mehler's series to degree 1200).
+    """
+    samples = n1 + (0 if n2 == n1 else n2)
+    tiles = workers * _TILE_ARRAYS * 8 * tile * tile
+    return 8 * n1 * n2 + (8 * p * samples if copies_data else 0) + tiles + 24_000 * samples
+
+
+def _check_fits(
+    n1: int, n2: int, p: int, dev: torch.device, workers: int, tile: int, copies: bool
+) -> None:
+    """Refuse, before anything is allocated, a kernel the memory available cannot hold."""
+    from .._budget import check_memory
+    from .._errors import BudgetExceeded
+
+    need = kernels_memory(n1, n2, p, workers=workers, tile=tile, copies_data=copies)
+    fix = (
+        "compute it in pieces (rows of X1 at a time: deqrmt.kernels(act, X1[i:j], X2)), or "
+        "write it to disk as it is computed (deqrmt.kernels(..., out='K.zarr'), or "
+        "deqrmt kernels --out K.zarr)"
+    )
+    if dev.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(dev)
+        if need > free:
+            raise BudgetExceeded(
+                f"a {n1} × {n2} kernel needs about {need / 2**30:.3g} GiB of GPU memory, more "
+                f"than is free ({free / 2**30:.3g} GiB); {fix}, or use device='cpu'."
+            )
+        need = 8 * n1 * n2  # the host copy
+    check_memory(need, f"a {n1} × {n2} kernel (8·n1·n2 bytes, and its tables)", fix)
+
+
+def _shares(X: Any, t: torch.Tensor) -> bool:
+    """Whether the float64 tensor ``t`` reads the caller's ``X`` in place (no copy was made)."""
+    if isinstance(X, torch.Tensor):
+        return X.dtype == torch.float64 and X.data_ptr() == t.data_ptr()
+    arr = np.asarray(X) if isinstance(X, np.ndarray) else None
+    return arr is not None and arr.dtype == np.float64 and np.may_share_memory(arr, t.numpy())
 
 
 def kernel_tiles(n1: int, n2: int | None, tile: int = TILE) -> list[Tile]:
