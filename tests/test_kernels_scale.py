@@ -21,7 +21,8 @@ optimize = pytest.importorskip("scipy.optimize")
 datasets = pytest.importorskip("sklearn.datasets")
 
 import deqrmt  # noqa: E402
-from deqrmt import DataWarning  # noqa: E402
+from deqrmt import BudgetExceeded, DataWarning  # noqa: E402
+from deqrmt.validate._kernels import kernels_memory  # noqa: E402
 
 SA2, SB2 = 0.2, 0.8
 _BENDS = (-16.0, -4.0, -1.0, 0.0, 1.0, 4.0, 16.0)
@@ -111,3 +112,24 @@ def test_no_warning_where_the_data_are_fine(raw: np.ndarray, name: str, scale: s
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataWarning)
         deqrmt.kernels(name, X)  # ReLU has no scale: raw rows are no cause for a warning
+
+
+def test_the_memory_model_decides_not_a_fixed_cap() -> None:
+    """n = 16384 fits the goal of ≤ 3.5 n² doubles (the output, the tables, the tiles; the data
+    counted too when it is copied): no fixed count of entries refuses it any more."""
+    n, p = 16384, 13107
+    for copies in (False, True):
+        need = kernels_memory(n, n, p, workers=16, copies_data=copies)
+        assert 8 * n * n < need <= 3.5 * 8 * n * n
+    assert kernels_memory(100, 50, 3) >= 8 * 100 * 50 + 24_000 * 150
+
+
+def test_a_kernel_beyond_memory_is_refused_before_it_is_computed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import deqrmt._budget as budget
+
+    monkeypatch.setattr(budget, "available_memory", lambda: 2**20)  # 1 MiB
+    X = np.random.default_rng(0).standard_normal((300, 4))
+    with pytest.raises(BudgetExceeded, match=r"300 × 300 kernel.*X1\[i:j\].*K\.zarr"):
+        deqrmt.kernels("relu", X)

@@ -16,9 +16,10 @@ Evaluators (:func:`bivariate` picks the first that applies):
   :mod:`._quadrature`), Mehler's formula gives `F = Σ_k c_k(q_i) c_k(q_j) ρ^k`.  The series is
   summed by Horner's rule together with its ρ-derivative.  The truncation after K terms is
   bounded by Cauchy–Schwarz and Parseval, `|tail| ≤ max_i R_K(q_i)·|ρ|^{K+1}` with
-  `R_K(q) = E[φ_c²] − Σ_{k≤K} c_k(q)²`; K is chosen per block so this is ≤ tol.  Pairs with
-  |ρ| too close to 1 for K ≤ ``max_degree`` (rare for GMM data; none in the paper preset at
-  n ≥ 256) go to the conditional rule.
+  `R_K(q) = E[φ_c²] − Σ_{k≤K} c_k(q)²`; K is chosen per block so this is ≤ tol (the tables:
+  :mod:`._series`).  Pairs with |ρ| too close to 1 for K ≤ 160 (rare for GMM data; none in
+  the paper preset at n ≥ 256; many on raw rows that saturate φ) are summed pair by pair to
+  degree 1200, and those beyond that too go to the conditional rule.
 * **conditional** (any φ, ~10⁵ evaluations per pair): `E[φ_c(u) E[φ_c(v) | u]]` with
   `v | u ~ N(Λu/q_i, q_j − Λ²/q_i)`, nested composite Gauss–Legendre split at the kinks of
   every outer node; ~1e-13 at any |ρ| ≤ 1.  The fallback of Mehler, and an independent check.
