@@ -121,7 +121,7 @@ def test_the_memory_model_decides_not_a_fixed_cap() -> None:
     for copies in (False, True):
         need = kernels_memory(n, n, p, workers=16, copies_data=copies)
         assert 8 * n * n < need <= 3.5 * 8 * n * n
-    assert kernels_memory(100, 50, 3) >= 8 * 100 * 50 + 24_000 * 150
+    assert kernels_memory(100, 50, 3) >= 8 * 100 * 50 + 64_000 * 150
 
 
 def test_a_kernel_beyond_memory_is_refused_before_it_is_computed(

@@ -19,7 +19,7 @@ Evaluators (:func:`bivariate` picks the first that applies):
   `R_K(q) = E[φ_c²] − Σ_{k≤K} c_k(q)²`; K is chosen per block so this is ≤ tol (the tables:
   :mod:`._series`).  Pairs with |ρ| too close to 1 for K ≤ 160 (rare for GMM data; none in
   the paper preset at n ≥ 256; many on raw rows that saturate φ) are summed pair by pair to
-  degree 1200, and those beyond that too go to the conditional rule.
+  degree 3000, and those beyond that too go to the conditional rule.
 * **conditional** (any φ, ~10⁵ evaluations per pair): `E[φ_c(u) E[φ_c(v) | u]]` with
   `v | u ~ N(Λu/q_i, q_j − Λ²/q_i)`, nested composite Gauss–Legendre split at the kinks of
   every outer node; ~1e-13 at any |ρ| ≤ 1.  The fallback of Mehler, and an independent check.

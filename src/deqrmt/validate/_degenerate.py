@@ -54,19 +54,24 @@ class Degenerate:
     ) -> torch.Tensor | None:
         """Overwrite G and Ġ of one tile where they are exact; returns 1 − Ġ when Ġ changed."""
         changed = False
-        if self.twin is not None:
-            tr, tc = self.twin[rows], self.twin[cols]
-            same = (tr[:, None] == tc[None, :]) & (tr >= 0)[:, None]
-            if bool(same.any()):
-                idx = same.nonzero(as_tuple=True)
-                at = idx[0] + (rows.start or 0)
-                g[idx] = g_diag[at]
-                gdot[idx] = gdot_diag[at]
-                changed = True
+        same = self.twins(rows, cols)
+        if same is not None and bool(same.any()):
+            idx = same.nonzero(as_tuple=True)
+            at = idx[0] + (rows.start or 0)
+            g[idx] = g_diag[at]
+            gdot[idx] = gdot_diag[at]
+            changed = True
         if self.zero is not None:
             g[self.zero[rows], :] = 0.0
             g[:, self.zero[cols]] = 0.0
         return torch.rsub(gdot, 1.0) if changed else None
+
+    def twins(self, rows: slice, cols: slice) -> torch.Tensor | None:
+        """The pairs of identical samples in a tile (None when there are none anywhere)."""
+        if self.twin is None:
+            return None
+        tr, tc = self.twin[rows], self.twin[cols]
+        return (tr[:, None] == tc[None, :]) & (tr >= 0)[:, None]
 
     def unify(self, out: torch.Tensor, n1: int, symmetric: bool) -> None:
         """Make the rows (X1's samples) and columns (X2's, or X1's when ``symmetric``) of

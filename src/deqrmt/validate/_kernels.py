@@ -143,8 +143,8 @@ def kernels(
     Cost: closed forms (ReLU-like, erf) and the Mehler series are a few passes over the n1·n2
     pairs.  Without a closed form, pairs whose pre-activations correlate beyond the tiles'
     series (`|ρ| > 0.91` for tanh at ``tol=1e-13`` on normalised rows, 0.82 on raw pixel rows
-    whose scale saturates φ) are summed pair by pair with a series of degree up to 1200, and
-    only those beyond its reach (`|ρ| ≳ 0.97`: near-duplicate points) by nested quadrature,
+    whose scale saturates φ) are summed pair by pair with a series of degree up to 3000, and
+    only those beyond its reach (`|ρ| ≳ 0.99`: near-duplicate points) by nested quadrature,
     ~0.1 s per pair; ``tol=1e-8`` widens the reach, or use high-dimensional data as the
     theory does (`|ρ| = O(p^{-1/2})`).  Zero rows (when φ(0) = 0) and identical rows give
     their exact values (0; equal entries).
@@ -229,12 +229,12 @@ def kernels_memory(
 
     `8 n1 n2` (the output, the only n1 × n2 array) `+ 8 p (n1 + n2)` when the data are copied
     (not float64, or on another device) `+ workers · 24 · 8 · tile²` (the tiles in flight)
-    `+ 24 kB` per sample (φ on the samples' quadrature nodes while the tables are built, and
-    the tables; the most when the rows' scale needs Mehler's series to degree 1200).
+    `+ 64 kB` per sample (φ on the samples' ~4000 quadrature nodes while a table is built, and
+    the tables: the most when the rows' scale needs Mehler's series to degree 3000).
     """
     samples = n1 + (0 if n2 == n1 else n2)
     tiles = workers * _TILE_ARRAYS * 8 * tile * tile
-    return 8 * n1 * n2 + (8 * p * samples if copies_data else 0) + tiles + 24_000 * samples
+    return 8 * n1 * n2 + (8 * p * samples if copies_data else 0) + tiles + 64_000 * samples
 
 
 def _check_fits(

@@ -78,9 +78,10 @@ def scale_breaks(q_max: float, panel: float = PANEL) -> tuple[float, ...]:
     An activation that is not piecewise linear changes on a scale of order 1 in x (tanh's poles
     at ±iπ/2, GELU's and SiLU's bend), that is 1/√q in ξ: for q ≫ 1 a panel of width 0.5 in ξ
     no longer resolves it (tanh at q = 3000: g(q) off by 4e-7).  Splitting at x = 0, ±½, ±1, ±2,
-    ±4, … while 2^k < panel·√q_max puts each sample's panels on [2^k, 2^{k+1}] in x, where the
-    nearest singularity is at least a panel's half-width away, up to where the uniform panels
-    take over; the kink machinery of :func:`gaussian_rule` places them per sample.  Empty for
+    ±4, … while 2^k < panel·√q_max puts the panels on [2^k, 2^{k+1}] in x, where the nearest
+    singularity is at least a panel's half-width away, up to where the uniform panels take
+    over (the nested quadrature of :class:`._bivariate.Conditional` splits there, pair by
+    pair; :func:`gaussian_rule` grades its shared panels the same way in ξ).  Empty for
     q_max ≤ 16 (the rule is then the uniform one).
     """
     if not q_max > GRADED_FROM:
@@ -105,8 +106,9 @@ def gaussian_rule(
 ) -> GaussianRule:
     """The rule for variances ``q`` (shape (n,), > 0) and φ's kinks (in x, not ξ).
 
-    ``graded``: also split at :func:`scale_breaks` (φ not piecewise linear: its shape has a
-    scale in x, which large q compresses in ξ).
+    ``graded``: for q_max > 16, also split at ξ = 0, ±½/√q_max, ±1/√q_max, … up to ``panel``
+    (φ not piecewise linear: its shape has a scale in x, which large q compresses in ξ; see
+    :func:`scale_breaks`).
 
     Accuracy: exponential in ``order`` on each analytic piece; ~1e-15 relative for the
     activations of the library at the defaults (tested against mpmath).
@@ -114,9 +116,16 @@ def gaussian_rule(
     dev, dt = q.device, q.dtype
     sq = torch.sqrt(q.detach().to("cpu", torch.float64)).numpy()
     lo_s, hi_s = float(sq.min()), float(sq.max())
-    if graded:
-        kinks = tuple(sorted(set(kinks) | set(scale_breaks(hi_s * hi_s, panel))))
     fixed: set[float] = set()
+    if graded and scale_breaks(hi_s * hi_s, panel):
+        # Shared panels graded geometrically towards ξ = 0, from ½/√q_max up to the uniform
+        # panels: in x = √q_i ξ every sample then sees panels [a, 2a] (a ≤ ½ innermost), which
+        # resolve φ's bend whatever its q, with no per-sample nodes (scale_breaks' reasoning).
+        edge = 0.5 / hi_s
+        while edge < panel:
+            fixed |= {edge, -edge}
+            edge *= 2.0
+        fixed.add(0.0)
     intervals: list[list[float]] = []
     for k in kinks:
         if k == 0.0:

@@ -6,11 +6,12 @@ Cauchy–Schwarz/Parseval bound `|tail| ≤ R_K ρ^{K+1}`, `R_K = max_i (E[φ_c�
 for F, and `(K+1) ρ^K R_K` for ∂F/∂ρ; :meth:`SeriesTable.degree` is the least K that meets both.
 
 Two tables serve :class:`._bivariate.Mehler`: one up to degree 160 for whole tiles, and, built
-on first need, one up to degree 1200 for the pairs whose |ρ| is beyond the first's reach.  Those
+on first need, one up to degree 3000 for the pairs whose |ρ| is beyond the first's reach.  Those
 are many when the rows' scale saturates φ: tanh(√q ξ) for q ≫ 1 is close to sign(ξ), whose
 coefficients decay only like k^{−3/4}, so that ρ = 0.95 (rows of raw pixel data) needs degree
-~600.  Those pairs are gathered and summed as flat vectors (:func:`horner_pairs`), so that the
-tiles keep their low degree.  The second table's quadrature has panels narrow enough for h_k up
+~600 and ρ = 0.99 ~3000.  Those pairs are gathered, sorted by |ρ| and summed as flat vectors a
+chunk at a time, each chunk to its own degree (:func:`horner_pairs`), so that the tiles keep
+their low degree and most far pairs a moderate one.  The second table's quadrature has panels narrow enough for h_k up
 to its degree (:func:`panel_for`).
 """
 
@@ -30,7 +31,7 @@ __all__ = ["SeriesTable", "TILE_DEGREE", "PAIR_DEGREE", "horner_pairs", "panel_f
 #: the degree of the tiles' table (Horner's rule over whole tiles)
 TILE_DEGREE = 160
 #: the degree of the table for the pairs beyond the tiles' reach (summed pair by pair)
-PAIR_DEGREE = 1200
+PAIR_DEGREE = 3000
 #: the degree the default panels (20 Gauss–Legendre nodes per 0.5) resolve h_k to
 _PANEL_DEGREE = 250
 
@@ -140,8 +141,8 @@ def _parity(coef_t: torch.Tensor, tol: float) -> int | None:
     return None
 
 
-#: pairs summed at a time by :func:`horner_pairs` (two (K+1) × chunk arrays: ≤ 20 MB)
-_PAIR_CHUNK = 1024
+#: pairs summed at a time by :func:`horner_pairs` (two (K+1) × chunk arrays: ≤ 25 MB)
+_PAIR_CHUNK = 512
 
 
 def horner_pairs(
@@ -153,13 +154,17 @@ def horner_pairs(
     f = torch.empty_like(rho)
     d = torch.empty_like(rho)
     used = 0
+    # by |ρ|, so that each chunk's degree is its own range's: most pairs need far less than
+    # the few most alike
+    order = torch.argsort(rho.abs())
     for s0 in range(0, int(rho.shape[0]), _PAIR_CHUNK):
-        r = rho[s0 : s0 + _PAIR_CHUNK]
+        at = order[s0 : s0 + _PAIR_CHUNK]
+        r = rho[at]
         deg = table.degree(float(r.abs().max())) or 0
         used = max(used, deg)
-        ab = table.coef_t[: deg + 1, i[s0 : s0 + _PAIR_CHUNK]]
-        ab.mul_(table.coef_t[: deg + 1, j[s0 : s0 + _PAIR_CHUNK]])
-        f[s0 : s0 + _PAIR_CHUNK], d[s0 : s0 + _PAIR_CHUNK] = _horner_flat(ab, r, table.parity)
+        ab = table.coef_t[: deg + 1, i[at]]
+        ab.mul_(table.coef_t[: deg + 1, j[at]])
+        f[at], d[at] = _horner_flat(ab, r, table.parity)
     return f, d, used
 
 
