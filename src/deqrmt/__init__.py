@@ -28,6 +28,7 @@ from ._errors import ActivationError as ActivationError
 from ._errors import BudgetExceeded as BudgetExceeded
 from ._errors import CenteringError as CenteringError
 from ._errors import ContractionError as ContractionError
+from ._errors import DataWarning as DataWarning
 from ._errors import DeqrmtError as DeqrmtError
 from ._errors import DerivationError as DerivationError
 from ._errors import FileError as FileError

@@ -7,6 +7,7 @@ __all__ = [
     "BudgetExceeded",
     "CenteringError",
     "ContractionError",
+    "DataWarning",
     "DeqrmtError",
     "DerivationError",
     "FileError",
@@ -26,6 +27,11 @@ __all__ = [
 
 class DeqrmtError(Exception):
     """Root of every error deqrmt raises on purpose."""
+
+
+class DataWarning(UserWarning):
+    """The user's data, not the tool, is the likely cause of a slow or uninformative result (rows
+    whose scale saturates φ, ...): information with the fix, never a refusal."""
 
 
 class InvalidArgument(DeqrmtError, ValueError):

@@ -16,9 +16,10 @@ Evaluators (:func:`bivariate` picks the first that applies):
   :mod:`._quadrature`), Mehler's formula gives `F = Σ_k c_k(q_i) c_k(q_j) ρ^k`.  The series is
   summed by Horner's rule together with its ρ-derivative.  The truncation after K terms is
   bounded by Cauchy–Schwarz and Parseval, `|tail| ≤ max_i R_K(q_i)·|ρ|^{K+1}` with
-  `R_K(q) = E[φ_c²] − Σ_{k≤K} c_k(q)²`; K is chosen per block so this is ≤ tol.  Pairs with
-  |ρ| too close to 1 for K ≤ ``max_degree`` (rare for GMM data; none in the paper preset at
-  n ≥ 256) go to the conditional rule.
+  `R_K(q) = E[φ_c²] − Σ_{k≤K} c_k(q)²`; K is chosen per block so this is ≤ tol (the tables:
+  :mod:`._series`).  Pairs with |ρ| too close to 1 for K ≤ 160 (rare for GMM data; none in
+  the paper preset at n ≥ 256; many on raw rows that saturate φ) are summed pair by pair to
+  degree 3000, and those beyond that too go to the conditional rule.
 * **conditional** (any φ, ~10⁵ evaluations per pair): `E[φ_c(u) E[φ_c(v) | u]]` with
   `v | u ~ N(Λu/q_i, q_j − Λ²/q_i)`, nested composite Gauss–Legendre split at the kinks of
   every outer node; ~1e-13 at any |ρ| ≤ 1.  The fallback of Mehler, and an independent check.
@@ -37,9 +38,10 @@ import threading
 import numpy as np
 import torch
 
-from ._moments import PhiValues, values_at
+from ._moments import PhiValues, phi_values, values_at
 from ._pointwise import CenteredActivation, PiecewiseLinear, ScaledErf
-from ._quadrature import hermite_table
+from ._quadrature import scale_breaks
+from ._series import PAIR_DEGREE, TILE_DEGREE, SeriesTable, horner_pairs, panel_for, series_table
 from ._tiles import abs_max, raise_if_stopped
 
 __all__ = [
@@ -216,20 +218,27 @@ class GaussHermite2D(BivariateExpectation):
         return f.view_as(lam), d.view_as(lam)
 
 
-def _composite(breaks: torch.Tensor, order: int, pieces: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Gauss–Legendre nodes/weights between consecutive ``breaks`` (shape (..., B)), with
-    ``pieces`` equal panels per interval; returns (..., (B−1)·pieces·order) tensors."""
+def _composite(
+    breaks: torch.Tensor, order: int, pieces: int, panel: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gauss–Legendre nodes/weights between consecutive ``breaks`` (shape (..., B)), each
+    interval cut into at least ``pieces`` equal panels and into panels no wider than ``panel``
+    (the count is the interval's widest over the leading dimensions: the same for every pair
+    of a batch)."""
     x, w = np.polynomial.legendre.leggauss(order)
     gx = torch.as_tensor(x, dtype=breaks.dtype, device=breaks.device)
     gw = torch.as_tensor(w, dtype=breaks.dtype, device=breaks.device)
-    frac = torch.linspace(0, 1, pieces + 1, dtype=breaks.dtype, device=breaks.device)
-    lo, hi = breaks[..., :-1, None], breaks[..., 1:, None]
-    edges = lo + (hi - lo) * frac  # (..., B−1, pieces+1)
-    a, b = edges[..., :-1, None], edges[..., 1:, None]
-    nodes = 0.5 * (a + b) + 0.5 * (b - a) * gx
-    weights = (0.5 * (b - a) * gw).expand_as(nodes)
-    shape = breaks.shape[:-1] + (-1,)
-    return nodes.reshape(shape), weights.reshape(shape)
+    widths = (breaks[..., 1:] - breaks[..., :-1]).reshape(-1, breaks.shape[-1] - 1)
+    counts = torch.ceil(widths.amax(0) / panel - 1e-12).clamp_(min=pieces).to(torch.int64).tolist()
+    nodes, weights = [], []
+    for k, pieces in enumerate(counts):
+        frac = torch.linspace(0, 1, pieces + 1, dtype=breaks.dtype, device=breaks.device)
+        lo, hi = breaks[..., k, None], breaks[..., k + 1, None]
+        edges = lo + (hi - lo) * frac  # (..., pieces+1)
+        a, b = edges[..., :-1, None], edges[..., 1:, None]
+        nodes.append((0.5 * (a + b) + 0.5 * (b - a) * gx).flatten(-2))
+        weights.append((0.5 * (b - a) * gw).expand(a.shape[:-1] + (order,)).flatten(-2))
+    return torch.cat(nodes, -1), torch.cat(weights, -1)
 
 
 class Conditional(BivariateExpectation):
@@ -241,13 +250,25 @@ class Conditional(BivariateExpectation):
 
     method = "conditional"
     half_width = 10.0  # e^{−50}: negligible against 1e-13
-    order, pieces = 16, 14  # per interval between kinks; panels ≤ 20/14 wide
+    order, panel = 16, 20 / 14  # Gauss–Legendre panels ≤ 20/14 wide between breakpoints
+    pieces = 14  # at least, per interval between kinks (fine panels next to each kink)
+
+    def __init__(self, act: CenteredActivation, q: torch.Tensor) -> None:
+        super().__init__(act, q)
+        # φ's kinks, and for large q the points that grade the panels towards φ's bend
+        # (:func:`._quadrature.scale_breaks`: tanh(√q ξ) changes on a scale 1/√q in ξ)
+        bends = set(act.kinks)
+        if not isinstance(act.closed_form, PiecewiseLinear) and q.numel():
+            bends |= set(scale_breaks(float(q.max()), self.panel / 2))
+        self.bends = tuple(sorted(bends))
+        if len(self.bends) > len(set(act.kinks)):
+            self.pieces = 2  # graded intervals: each already narrow where it needs to be
 
     def _breaks(self, shift: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
         """Sorted ξ-breakpoints [−L, (k − shift)/scale …, L], clipped to [−L, L]."""
         L = self.half_width
         cols = [torch.full_like(shift, -L), torch.full_like(shift, L)]
-        for k in self.act.kinks:
+        for k in self.bends:
             cols.append(((k - shift) / scale).nan_to_num(posinf=L, neginf=-L).clamp(-L, L))
         return torch.sort(torch.stack(cols, dim=-1), dim=-1).values
 
@@ -262,12 +283,15 @@ class Conditional(BivariateExpectation):
             qa, qb, c = self.q[i[s0 : s0 + chunk]], self.q[j[s0 : s0 + chunk]], lam[s0 : s0 + chunk]
             c = torch.minimum(c.abs(), torch.sqrt(qa * qb)) * torch.sign(c)
             sa = torch.sqrt(qa)
-            z, wz = _composite(self._breaks(torch.zeros_like(sa), sa), self.order, self.pieces)
+            z, wz = _composite(
+                self._breaks(torch.zeros_like(sa), sa), self.order, self.pieces, self.panel
+            )
             wz = wz * torch.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
             u = sa[:, None] * z  # (E, Qz)
             mu = (c / qa)[:, None] * u
             s = torch.sqrt((qb - c * c / qa).clamp(min=0.0))[:, None].expand_as(mu)
-            w, ww = _composite(self._breaks(mu, s), self.order, self.pieces)  # (E, Qz, Qw)
+            # (E, Qz, Qw)
+            w, ww = _composite(self._breaks(mu, s), self.order, self.pieces, self.panel)
             ww = ww * torch.exp(-0.5 * w * w) / math.sqrt(2 * math.pi)
             v = mu[..., None] + s[..., None] * w
             for g, out in ((self.act.phi, fs), (self.act.dphi, ds)):
@@ -288,7 +312,13 @@ class Conditional(BivariateExpectation):
 
 
 class Mehler(BivariateExpectation):
-    r"""`F = Σ_k c_k(q_i) c_k(q_j) ρ^k` (Mehler), any continuous φ; see the module docstring."""
+    r"""`F = Σ_k c_k(q_i) c_k(q_j) ρ^k` (Mehler), any continuous φ; see the module docstring.
+
+    Tiles sum the series to the degree of :data:`._series.TILE_DEGREE` at most; the pairs of
+    a tile beyond its reach go, gathered, to a table of degree :data:`._series.PAIR_DEGREE`
+    (built on first need: rows whose scale saturates φ, or near-duplicates), and only those
+    beyond that one's reach to the nested quadrature of :class:`Conditional`.
+    """
 
     method = "mehler"
 
@@ -298,81 +328,25 @@ class Mehler(BivariateExpectation):
         q: torch.Tensor,
         *,
         tol: float = 1e-14,
-        max_degree: int = 160,
+        max_degree: int = TILE_DEGREE,
         values: PhiValues | None = None,
     ) -> None:
         super().__init__(act, q)
-        v = values_at(act, q, values)
-        rule, f0, fl = v.rule, v.shared, v.local
-        h0 = hermite_table(rule.xi, max_degree)  # (Q0, K+1)
-        coef = f0 @ (rule.w[:, None] * h0)  # the weights into the table: no n × Q0 product
-        if rule.xi_local.shape[1]:
-            fw = fl * rule.w_local
-            step = max(1, 2**22 // (rule.xi_local.shape[1] * (max_degree + 1)))  # ≤ 32 MB at a time
-            for s0 in range(0, fw.shape[0], step):
-                hl = hermite_table(rule.xi_local[s0 : s0 + step], max_degree)  # (chunk, Q1, K+1)
-                coef[s0 : s0 + step] += torch.einsum("iq,iqk->ik", fw[s0 : s0 + step], hl)
-        self.coef_t = coef.T.contiguous()  # (K+1, n): rows contiguous for addr_
-        del coef
-        g = v.g
-        del f0, fl, v
-        # R_K = max_i R_K(q_i), a few samples at a time: the n × (K+1) tails are never whole
-        # (they would be the largest arrays left behind before an n × n computation).
-        rmax = torch.zeros(max_degree + 1, dtype=q.dtype, device=q.device)
-        for s0 in range(0, int(q.shape[0]), 1024):
-            c = self.coef_t[:, s0 : s0 + 1024]
-            tails = (g[None, s0 : s0 + 1024] - torch.cumsum(c * c, dim=0)).clamp_(min=0.0)
-            rmax = torch.maximum(rmax, tails.max(dim=1).values)
-        self.rmax = rmax.cpu().numpy()
-        scale = float(g.max())
-        self.tol = tol * scale
-        self.dtol = tol * scale / float(q.min())  # ∂/∂Λ carries 1/√(q_i q_j)
-        self.max_degree = max_degree
+        self.table = series_table(values_at(act, q, values), max_degree, tol)
+        t = self.table
+        self.coef_t, self.rmax, self.max_degree = t.coef_t, t.rmax, t.max_degree
+        self.tol, self.dtol, self.rho_cap, self.parity = t.tol, t.dtol, t.rho_cap, t.parity
+        self.rel_tol = tol
         self.degree_used = 0
         self.fallback_pairs = 0
-        ks = np.arange(max_degree + 1)
-        lo, hi = 0.0, 1.0
-        for _ in range(60):  # largest |ρ| the series handles within max_degree
-            mid = 0.5 * (lo + hi)
-            if self._degree(mid, ks) is None:
-                hi = mid
-            else:
-                lo = mid
-        self.rho_cap = lo
-        self.parity = self._parity()
+        self.series_pairs = 0
+        self._pairs_table: SeriesTable | None = None
         self._fallback: Conditional | None = None
         self._lock = threading.Lock()  # blocks may run on several threads (the counters)
-
-    def _parity(self) -> int | None:
-        """1 when the series is odd in ρ (c_k = 0 for every even k, e.g. an odd φ centred at 0),
-        0 when it is even, None otherwise.
-
-        "= 0" within the truncation budget: dropping the degrees of the other parity moves F by
-        at most Σ_k max_i c_k(q_i)² and ∂F/∂ρ by Σ_k k·max_i c_k(q_i)² (|ρ| ≤ 1), each kept
-        under a hundredth of the series' own tolerance.  Horner's rule then runs in ρ² over
-        half the degrees.
-        """
-        m2 = (self.coef_t.abs().max(dim=1).values ** 2).cpu().numpy()
-        ks = np.arange(m2.shape[0])
-        budget = self.tol / 100
-        for parity in (1, 0):
-            drop = ks % 2 != parity
-            if m2[drop].sum() <= budget and (ks[drop] * m2[drop]).sum() <= budget:
-                return parity
-        return None
+        self._build = threading.Lock()  # the pairs' table, built once
 
     def _degree(self, r: float, ks: np.ndarray | None = None) -> int | None:
-        if r <= 0.0:
-            return 0
-        ks = np.arange(self.max_degree + 1) if ks is None else ks
-        with np.errstate(under="ignore"):
-            ok = (
-                (self.rmax * r ** (ks + 1) <= self.tol)
-                & ((ks + 1) * r**ks * self.rmax <= self.dtol)
-                & (ks >= 1.0 / max(1e-300, -math.log(r)))
-            )
-        idx = np.flatnonzero(ok)
-        return int(idx[0]) if idx.size else None
+        return self.table.degree(r)
 
     def __call__(
         self, rows: slice, cols: slice, lam: torch.Tensor
@@ -381,6 +355,38 @@ class Mehler(BivariateExpectation):
 
     def on_tile(self, rows: slice, cols: slice, base: torch.Tensor, sigma_a2: float) -> TileMap:
         return _MehlerTile(self, rows, cols, base, sigma_a2)
+
+    def pairs_table(self) -> SeriesTable | None:
+        """The table of degree :data:`PAIR_DEGREE`, built on first call (None when it would
+        reach no further than the tiles' own)."""
+        with self._build:
+            if self._pairs_table is None:
+                degree = max(PAIR_DEGREE, self.max_degree)
+                values = phi_values(self.act, self.q, panel=panel_for(degree))
+                self._pairs_table = series_table(values, degree, self.rel_tol)
+        t = self._pairs_table
+        return t if t.rho_cap > self.rho_cap else None
+
+    def far_pairs(
+        self, ri: torch.Tensor, ci: torch.Tensor, rho: torch.Tensor, lam: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(F, ∂F/∂ρ, ∂F/∂Λ known?) for pairs beyond the tiles' reach: by the pairs' table
+        where it reaches, else by nested quadrature (whose ∂F/∂Λ is returned as it is)."""
+        f = torch.empty_like(rho)
+        d = torch.empty_like(rho)
+        by_rho = torch.zeros_like(rho, dtype=torch.bool)
+        table = self.pairs_table()
+        if table is not None:
+            by_rho = rho.abs() <= table.rho_cap
+            if bool(by_rho.any()):
+                f[by_rho], d[by_rho], deg = horner_pairs(table, ri[by_rho], ci[by_rho], rho[by_rho])
+                with self._lock:
+                    self.degree_used = max(self.degree_used, deg)
+                    self.series_pairs += int(by_rho.sum())
+        rest = ~by_rho
+        if bool(rest.any()):
+            f[rest], d[rest] = self.fallback(ri[rest], ci[rest], lam[rest])
+        return f, d, by_rho
 
     def fallback(
         self, ri: torch.Tensor, ci: torch.Tensor, lam: torch.Tensor
@@ -441,8 +447,9 @@ class _MehlerTile(TileMap):
             rho.masked_fill_(self.diag, 0.0)
         far = None
         top = abs_max(rho)
-        if top > m.rho_cap:  # rare: pairs too close to |ρ| = 1 for the series
+        if top > m.rho_cap:  # pairs too close to |ρ| = 1 for the tile's degree
             far = rho.abs() > m.rho_cap
+            far_rho = rho[far]
             rho.masked_fill_(far, 0.0)
             top = abs_max(rho)
         deg = m._degree(top) or 0
@@ -456,7 +463,8 @@ class _MehlerTile(TileMap):
         if far is not None:
             idx = far.nonzero(as_tuple=True)
             lam = self.base[idx] if g is None else self.base[idx] + self.sa2 * g[idx]
-            f2, d2 = m.fallback(idx[0] + self.r0, idx[1] + self.c0, lam)
+            f2, d2, by_rho = m.far_pairs(idx[0] + self.r0, idx[1] + self.c0, far_rho, lam)
+            d2[by_rho] *= self.inv_s[idx][by_rho]  # ∂F/∂ρ → ∂F/∂Λ, as for the tile
             p[idx], d[idx] = f2, d2
         return p, d
 

@@ -42,9 +42,11 @@ import torch
 
 from .._errors import ContractionError, InvalidArgument, NoConvergence
 from ._bivariate import bivariate
+from ._degenerate import degenerate_samples, q_floor
 from ._heap import release_free_memory
 from ._moments import PhiValues, diagonal_moments, phi_values
 from ._pointwise import CenteredActivation
+from ._saturation import warn_if_saturated
 from ._threads import blas_threads, tile_workers, torch_threads
 from ._tiles import (
     Tile,
@@ -166,7 +168,8 @@ def _diagonal_fixed_point(
     was evaluated at (its error is about the step, ≤ ``tol``·max q), so that the per-sample
     tables reuse that pass of φ instead of making another.
     """
-    q = _diagonal_start(act, sq_norms, sigma_a2, sigma_b2, tol)
+    floor = q_floor(sq_norms, sigma_b2)
+    q = torch.maximum(_diagonal_start(act, sq_norms, sigma_a2, sigma_b2, tol), floor)
     for _ in range(100):
         values = phi_values(act, q)
         g, dg, _ = diagonal_moments(act, q, derivative=False, values=values)
@@ -177,7 +180,7 @@ def _diagonal_fixed_point(
                 f"the diagonal kernel map is not a contraction (σ_a²·g'(q) ≥ 1 at "
                 f"q = {float(q[slope <= 0][0]):.4g}); lower sigma_a2."
             )
-        new = (q - r / slope).clamp(min=1e-12)
+        new = torch.maximum(q - r / slope, floor)
         # The step taken, not the one proposed: a sample of norm 0 (q* = 0 for φ_c(0) = 0)
         # sits on the floor, where the proposed step never shrinks below the floor itself.
         step = new - q
@@ -206,15 +209,14 @@ def _diagonal_start(
             return _plain_start(act, sq_norms, sigma_a2, sigma_b2)
         fit = np.polynomial.chebyshev.Chebyshev.fit(nodes, qs, _DIAGONAL_NODES - 1, domain=[lo, hi])
         start = torch.as_tensor(fit(sq_norms.cpu().numpy()), device=sq_norms.device)
-        return start.to(sq_norms.dtype).clamp(min=1e-12)
+        return start.to(sq_norms.dtype)
     return _plain_start(act, sq_norms, sigma_a2, sigma_b2)
 
 
 def _plain_start(
     act: CenteredActivation, sq_norms: torch.Tensor, sigma_a2: float, sigma_b2: float
 ) -> torch.Tensor:
-    q = sigma_b2 * sq_norms + sigma_a2 * act.center**2
-    return q.clamp(min=1e-12)
+    return sigma_b2 * sq_norms + sigma_a2 * act.center**2
 
 
 def _sq_norms(X: torch.Tensor, chunk: int = 256) -> torch.Tensor:
@@ -268,8 +270,13 @@ class KernelEngine:
         if sq_norms is None:
             sq_norms = torch.cat([_sq_norms(X1)] + ([] if X2 is None else [_sq_norms(X2)]))
         self.q, values = _diagonal_fixed_point(act, sq_norms, sigma_a2, sigma_b2, 1e-14)
+        warn_if_saturated(act, self.q, sq_norms, sigma_b2)  # the rows' scale decides: say so
         g_diag, _, d_diag = diagonal_moments(act, self.q, values=values)
         assert d_diag is not None
+        # zero rows (φ_c(0) = 0) and identical rows: their values are exact (see _degenerate)
+        self.exact = degenerate_samples(act, [X1] + ([] if X2 is None else [X2]), sq_norms)
+        if self.exact.zero is not None:
+            g_diag = g_diag.masked_fill(self.exact.zero, 0.0)
         self.g_diag, self.d_diag = g_diag, d_diag
         self.biv = bivariate(act, self.q, method=method, tol=tol / 10, nodes=nodes, values=values)
         del values  # n × ~1100: not kept beyond the tables
@@ -300,6 +307,11 @@ class KernelEngine:
         """:meth:`newton` given ``base`` = σ_b² XᵀX' (kept by the kernel map: not to be changed
         after), returning 1 − Ġ at G as well: K* = G*/(1 − Ġ*) is then one pass."""
         sa2 = self.sigma_a2
+        twins = self.exact.twins(rows, cols)
+        if twins is not None:
+            # identical samples (ρ = 1, the series' slowest case) get the diagonal's values
+            # below: solve them at ρ = 0 meanwhile, which costs nothing
+            base.masked_fill_(twins, 0.0)
         kernel_map = self.biv.on_tile(rows, cols, base, sa2)
         # The plain iteration (the benchmark's baseline) starts at G = 0, as layer-by-layer codes.
         g = kernel_map.start() if self.newton_steps else None
@@ -335,6 +347,9 @@ class KernelEngine:
             self.evaluations = max(self.evaluations, it)
         if g is None:  # the first step was already below the tolerance: G = 0
             g = torch.zeros_like(gdot)
+        if self.exact.zero is not None or self.exact.twin is not None:
+            fixed = self.exact.fix_tile(rows, cols, g, gdot, self.g_diag, self.d_diag * sa2)
+            w = w if fixed is None else fixed
         return g, gdot, w, it
 
     def diagonal(self, every: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -358,10 +373,12 @@ def diagonal_kernel(
     act: CenteredActivation, sq_norms: torch.Tensor, sigma_a2: float, sigma_b2: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """(G*_ii, Ġ*_ii) for samples of squared norms ``sq_norms``: the univariate fixed point only."""
-    q, values = _diagonal_fixed_point(act, sq_norms.to(torch.float64), sigma_a2, sigma_b2, 1e-14)
+    sq_norms = sq_norms.to(torch.float64)
+    q, values = _diagonal_fixed_point(act, sq_norms, sigma_a2, sigma_b2, 1e-14)
     g, _, d = diagonal_moments(act, q, values=values)
     assert d is not None
-    return _checked_diagonal(g, d, sigma_a2)
+    zero = degenerate_samples(act, None, sq_norms).zero
+    return _checked_diagonal(g if zero is None else g.masked_fill(zero, 0.0), d, sigma_a2)
 
 
 #: the side of the square tiles of the upper triangle (2^16 entries, 0.5 MB per array: a tile
@@ -501,6 +518,8 @@ def exact_kernels(
         G.diagonal().copy_(torch.as_tensor(g_diag, device=dev))
         k_diag = ntk_limit(g_diag, gd_diag, sq.cpu().numpy(), sigma_a2, sigma_b2, trainable)
         K.diagonal().copy_(torch.as_tensor(k_diag, device=dev))
+        for M in (G, K):
+            engine.exact.unify(M, n, True)
     biv = engine.biv
     Gn, Kn = G.cpu().numpy(), K.cpu().numpy()
     del G, K  # on CUDA: the device copies go now

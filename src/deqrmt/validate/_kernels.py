@@ -27,15 +27,15 @@ import numpy as np
 import torch
 
 from ._data_args import data_matrix
-from ._exact import TILE, KernelEngine, _sq_norms, diagonal_kernel, ntk_limit
+from ._exact import _TILE_ARRAYS, TILE, KernelEngine, _sq_norms, diagonal_kernel, ntk_limit
 from ._kernel_args import as_activation, kernel_arguments, kernel_options, resolve, sigmas
 from ._threads import blas_threads, tile_workers, torch_threads
 from ._tiles import Tile, mirror, run_tiles, upper_tiles
 
-__all__ = ["kernels", "kernel_diagonal", "kernel_tiles", "as_activation", "sigmas"]
+__all__ = [
+    "kernels", "kernel_diagonal", "kernel_tiles", "kernels_memory", "as_activation", "sigmas",
+]  # fmt: skip
 
-#: the most entries of one output kernel (8 bytes each): 2.5·10⁸ ≈ 2 GB
-MAX_ENTRIES = 250_000_000
 #: the largest tile side: a worker holds ~24 float64 arrays of a tile, 0.8 GB at 2048²
 MAX_TILE = 2048
 
@@ -81,10 +81,18 @@ def kernels(
       Its (i, j) entry is G*(x_i, x'_j) (``kind="ck"``) or K*(x_i, x'_j) (``kind="ntk"``).
 
     Cost: closed forms (ReLU-like, erf) and the Mehler series are a few passes over the n1·n2
-    pairs.  Without a closed form, pairs whose pre-activations correlate beyond the series'
-    reach (`|ρ| > 0.91` for tanh at ``tol=1e-13``: near-duplicate points, or low-dimensional
-    data) fall back to nested quadrature, ~0.1 s per pair; ``tol=1e-8`` widens the reach
-    (0.98 for tanh), or use high-dimensional data as the theory does (`|ρ| = O(p^{-1/2})`).
+    pairs.  Without a closed form, pairs whose pre-activations correlate beyond the tiles'
+    series (`|ρ| > 0.91` for tanh at ``tol=1e-13`` on normalised rows, 0.82 on raw pixel rows
+    whose scale saturates φ) are summed pair by pair with a series of degree up to 3000, and
+    only those beyond its reach (`|ρ| ≳ 0.99`: near-duplicate points) by nested quadrature,
+    ~0.1 s per pair; ``tol=1e-8`` widens the reach, or use high-dimensional data as the
+    theory does (`|ρ| = O(p^{-1/2})`).  Zero rows (when φ(0) = 0) and identical rows give
+    their exact values (0; equal entries).
+
+    Warns:
+      DataWarning: once per call, when the rows' scale puts φ deep in its saturated limit
+        (median pre-activation variance ≥ 100: raw pixel rows, ‖x‖² in the thousands); the
+        kernel is computed all the same.
 
     Raises:
       InvalidArgument: malformed data (complex, boolean, text or object entries, not 2-D,
@@ -93,8 +101,9 @@ def kernels(
         [1e-15, 1e-2], a ``center`` that is not a number, a ``progress`` that is not a
         function; each named (:mod:`._kernel_args`).
       UnknownTrainable: ``trainable`` not a non-empty subset of a, A, B.
-      BudgetExceeded: an output of more than 2.5·10⁸ entries (compute it for a few rows of X1
-        at a time), or ``tile`` above 2048.
+      BudgetExceeded: a kernel that would not fit in the memory available
+        (:func:`kernels_memory`: 8·n1·n2 bytes and the tables; the message has the estimate and
+        the ways round it: rows of X1 at a time, or ``out='K.zarr'``), or ``tile`` above 2048.
       ParseError, UnknownActivation: the activation is not understood.
       ContractionError: σ_a² too large for the kernel map to contract (Ġ ≥ 1 somewhere).
 
@@ -105,7 +114,6 @@ def kernels(
       >>> G.shape, bool(np.allclose(G, G.T))
       ((5, 5), True)
     """
-    from .._errors import BudgetExceeded
 
     args = kernel_arguments(
         act, X1, X2, sigma_a2=sigma_a2, sigma_b2=sigma_b2, kind=kind, center=center,
@@ -121,12 +129,9 @@ def kernels(
         # univariate fixed point, instead of n pairs at correlation 1
         B = None
     n1, n2 = A.shape[0], (B.shape[0] if B is not None else A.shape[0])
-    if n1 * n2 > MAX_ENTRIES:
-        raise BudgetExceeded(
-            f"the kernel would have {n1 * n2} entries, more than {MAX_ENTRIES}; compute it in "
-            "pieces (rows of X1 at a time)."
-        )
     dev = resolve(device)
+    copies = not _shares(X1, A) or (B is not None and not _shares(X2, B)) or dev.type != "cpu"
+    _check_fits(n1, n2, int(A.shape[1]), dev, tile_workers(dev), tile, copies)
     out_device = X1.device if torch_in else None
     tiles = kernel_tiles(n1, None if B is None else n2, tile)
     out = np.zeros((n1, n2))
@@ -153,6 +158,7 @@ def kernels(
                 len(tiles), tick,
             )  # fmt: skip
             run_tiles(fill, tiles, tile_workers(dev))
+    engine.exact.unify(torch.from_numpy(out), n1, engine.symmetric)  # identical rows: equal
     if torch_in:
         return torch.as_tensor(out).to(out_device)
     return out
@@ -169,6 +175,53 @@ def _tile_progress(progress: Any, total: int) -> Iterator[Callable[[int, int], N
             yield bar
     else:
         yield progress or None
+
+
+def kernels_memory(
+    n1: int, n2: int, p: int, *, workers: int = 1, tile: int = TILE, copies_data: bool = False
+) -> int:
+    r"""Bytes :func:`kernels` holds beyond the interpreter and torch: its memory model.
+
+    `8 n1 n2` (the output, the only n1 × n2 array) `+ 8 p (n1 + n2)` when the data are copied
+    (not float64, or on another device) `+ workers · 24 · 8 · tile²` (the tiles in flight)
+    `+ 64 kB` per sample (φ on the samples' ~4000 quadrature nodes while a table is built, and
+    the tables: the most when the rows' scale needs Mehler's series to degree 3000).
+    """
+    samples = n1 + (0 if n2 == n1 else n2)
+    tiles = workers * _TILE_ARRAYS * 8 * tile * tile
+    return 8 * n1 * n2 + (8 * p * samples if copies_data else 0) + tiles + 64_000 * samples
+
+
+def _check_fits(
+    n1: int, n2: int, p: int, dev: torch.device, workers: int, tile: int, copies: bool
+) -> None:
+    """Refuse, before anything is allocated, a kernel the memory available cannot hold."""
+    from .._budget import check_memory
+    from .._errors import BudgetExceeded
+
+    need = kernels_memory(n1, n2, p, workers=workers, tile=tile, copies_data=copies)
+    fix = (
+        "compute it in pieces (rows of X1 at a time: deqrmt.kernels(act, X1[i:j], X2)), or "
+        "write it to disk as it is computed (deqrmt.kernels(..., out='K.zarr'), or "
+        "deqrmt kernels --out K.zarr)"
+    )
+    if dev.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(dev)
+        if need > free:
+            raise BudgetExceeded(
+                f"a {n1} × {n2} kernel needs about {need / 2**30:.3g} GiB of GPU memory, more "
+                f"than is free ({free / 2**30:.3g} GiB); {fix}, or use device='cpu'."
+            )
+        need = 8 * n1 * n2  # the host copy
+    check_memory(need, f"a {n1} × {n2} kernel (8·n1·n2 bytes, and its tables)", fix)
+
+
+def _shares(X: Any, t: torch.Tensor) -> bool:
+    """Whether the float64 tensor ``t`` reads the caller's ``X`` in place (no copy was made)."""
+    if isinstance(X, torch.Tensor):
+        return X.dtype == torch.float64 and X.data_ptr() == t.data_ptr()
+    arr = np.asarray(X) if isinstance(X, np.ndarray) else None
+    return arr is not None and arr.dtype == np.float64 and np.may_share_memory(arr, t.numpy())
 
 
 def kernel_tiles(n1: int, n2: int | None, tile: int = TILE) -> list[Tile]:

@@ -16,8 +16,8 @@ import dataclasses
 
 import torch
 
-from ._pointwise import CenteredActivation
-from ._quadrature import GaussianRule, gaussian_rule
+from ._pointwise import CenteredActivation, PiecewiseLinear
+from ._quadrature import PANEL, GaussianRule, gaussian_rule
 
 __all__ = ["PhiValues", "diagonal_moments", "phi_values", "values_at"]
 
@@ -50,9 +50,13 @@ def _blocks(n: int, nodes: int) -> list[slice]:
     return [slice(s, min(n, s + step)) for s in range(0, n, step)]
 
 
-def phi_values(act: CenteredActivation, q: torch.Tensor) -> PhiValues:
-    """φ_c on the quadrature rule of the variances ``q``, and g, g' from it (one pass of φ)."""
-    rule = gaussian_rule(q, act.kinks)
+def phi_values(act: CenteredActivation, q: torch.Tensor, *, panel: float = PANEL) -> PhiValues:
+    """φ_c on the quadrature rule of the variances ``q``, and g, g' from it (one pass of φ).
+
+    ``panel``: the rule's panel width in ξ (narrower for Mehler coefficients of high degree).
+    """
+    graded = not isinstance(act.closed_form, PiecewiseLinear)
+    rule = gaussian_rule(q, act.kinks, graded=graded, panel=panel)
     sq = torch.sqrt(q)[:, None]
     n = int(q.shape[0])
     shared = torch.empty((n, int(rule.xi.shape[0])), dtype=q.dtype, device=q.device)

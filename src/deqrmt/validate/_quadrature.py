@@ -21,7 +21,7 @@ import math
 import numpy as np
 import torch
 
-__all__ = ["GaussianRule", "gaussian_rule", "hermite_table"]
+__all__ = ["GaussianRule", "gaussian_rule", "hermite_moments", "hermite_table", "scale_breaks"]
 
 #: Half-width of the ξ-interval (see the module docstring for why 14).
 HALF_WIDTH = 14.0
@@ -68,15 +68,47 @@ def _pdf(x: np.ndarray) -> np.ndarray:
     return np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
 
 
+#: q above which φ(√q ξ) changes on a scale in ξ (~1/√q) finer than the panels resolve
+GRADED_FROM = 16.0
+
+
+def scale_breaks(q_max: float, panel: float = PANEL) -> tuple[float, ...]:
+    """Split points in x (not ξ) that grade the panels towards x = 0 for large variances.
+
+    An activation that is not piecewise linear changes on a scale of order 1 in x (tanh's poles
+    at ±iπ/2, GELU's and SiLU's bend), that is 1/√q in ξ: for q ≫ 1 a panel of width 0.5 in ξ
+    no longer resolves it (tanh at q = 3000: g(q) off by 4e-7).  Splitting at x = 0, ±½, ±1, ±2,
+    ±4, … while 2^k < panel·√q_max puts the panels on [2^k, 2^{k+1}] in x, where the nearest
+    singularity is at least a panel's half-width away, up to where the uniform panels take
+    over (the nested quadrature of :class:`._bivariate.Conditional` splits there, pair by
+    pair; :func:`gaussian_rule` grades its shared panels the same way in ξ).  Empty for
+    q_max ≤ 16 (the rule is then the uniform one).
+    """
+    if not q_max > GRADED_FROM:
+        return ()
+    top = panel * math.sqrt(q_max)
+    out = [0.0]
+    k = -1
+    while 2.0**k < top:
+        out += [2.0**k, -(2.0**k)]
+        k += 1
+    return tuple(sorted(out))
+
+
 def gaussian_rule(
     q: torch.Tensor,
     kinks: tuple[float, ...],
     *,
+    graded: bool = False,
     half_width: float = HALF_WIDTH,
     panel: float = PANEL,
     order: int = ORDER,
 ) -> GaussianRule:
     """The rule for variances ``q`` (shape (n,), > 0) and φ's kinks (in x, not ξ).
+
+    ``graded``: for q_max > 16, also split at ξ = 0, ±½/√q_max, ±1/√q_max, … up to ``panel``
+    (φ not piecewise linear: its shape has a scale in x, which large q compresses in ξ; see
+    :func:`scale_breaks`).
 
     Accuracy: exponential in ``order`` on each analytic piece; ~1e-15 relative for the
     activations of the library at the defaults (tested against mpmath).
@@ -85,6 +117,15 @@ def gaussian_rule(
     sq = torch.sqrt(q.detach().to("cpu", torch.float64)).numpy()
     lo_s, hi_s = float(sq.min()), float(sq.max())
     fixed: set[float] = set()
+    if graded and scale_breaks(hi_s * hi_s, panel):
+        # Shared panels graded geometrically towards ξ = 0, from ½/√q_max up to the uniform
+        # panels: in x = √q_i ξ every sample then sees panels [a, 2a] (a ≤ ½ innermost), which
+        # resolve φ's bend whatever its q, with no per-sample nodes (scale_breaks' reasoning).
+        edge = 0.5 / hi_s
+        while edge < panel:
+            fixed |= {edge, -edge}
+            edge *= 2.0
+        fixed.add(0.0)
     intervals: list[list[float]] = []
     for k in kinks:
         if k == 0.0:
@@ -93,6 +134,7 @@ def gaussian_rule(
         a, b = sorted((k / hi_s, k / lo_s))
         if b < -half_width or a > half_width:
             continue
+        a, b = max(a, -half_width), min(b, half_width)
         if b - a <= 1e-12 * (1 + abs(a)):
             fixed.add(a)
             continue
@@ -132,7 +174,10 @@ def gaussian_rule(
     loc_x: list[np.ndarray] = []
     loc_w: list[np.ndarray] = []
     for ia, ib in merged:
-        inside = sorted({k for k in kinks if k != 0.0 and ia <= min(k / hi_s, k / lo_s) <= ib})
+        inside = sorted(
+            {k for k in kinks if k != 0.0 and min(k / hi_s, k / lo_s) <= ib}
+            & {k for k in kinks if max(k / hi_s, k / lo_s) >= ia}
+        )
         pos = np.stack(
             [np.full(n, ia)] + [np.clip(k / sq, ia, ib) for k in inside] + [np.full(n, ib)], axis=1
         )
@@ -162,13 +207,34 @@ def gaussian_rule(
 def hermite_table(xi: torch.Tensor, degree: int) -> torch.Tensor:
     r"""Normalised probabilists' Hermite polynomials `h_k(ξ) = He_k(ξ)/√k!`, k = 0..degree.
 
-    Returns shape ``xi.shape + (degree + 1,)``.  Forward three-term recurrence
+    Returns shape ``xi.shape + (degree + 1,)`` (a view of a table stored degree first, so that
+    each step of the recurrence writes contiguous memory).  Forward three-term recurrence
     `h_{k+1} = (ξ h_k − √k h_{k−1})/√(k+1)`, stable for the dominant solution.
     """
-    out = torch.empty(xi.shape + (degree + 1,), dtype=xi.dtype, device=xi.device)
-    out[..., 0] = 1.0
+    out = torch.empty((degree + 1,) + xi.shape, dtype=xi.dtype, device=xi.device)
+    out[0] = 1.0
     if degree >= 1:
-        out[..., 1] = xi
+        out[1] = xi
     for k in range(1, degree):
-        out[..., k + 1] = (xi * out[..., k] - math.sqrt(k) * out[..., k - 1]) / math.sqrt(k + 1)
-    return out
+        torch.mul(xi, out[k], out=out[k + 1])
+        out[k + 1].sub_(out[k - 1], alpha=math.sqrt(k)).div_(math.sqrt(k + 1))
+    return out.movedim(0, -1)
+
+
+def hermite_moments(xi: torch.Tensor, fw: torch.Tensor, degree: int) -> torch.Tensor:
+    r"""`Σ_q fw[i, q] h_k(xi[i, q])` for k = 0..degree: shape (n, degree + 1).
+
+    The same recurrence as :func:`hermite_table`, with each h_k summed against ``fw`` as soon
+    as it is formed: two (n, Q) arrays alive instead of the (n, Q, degree + 1) table.
+    """
+    out = torch.empty((degree + 1, xi.shape[0]), dtype=xi.dtype, device=xi.device)
+    prev = torch.ones_like(xi)
+    out[0] = fw.sum(1)
+    if degree >= 1:
+        cur = xi.clone()
+        out[1] = (fw * cur).sum(1)
+        for k in range(1, degree):
+            nxt = torch.mul(xi, cur).sub_(prev, alpha=math.sqrt(k)).div_(math.sqrt(k + 1))
+            prev, cur = cur, nxt
+            torch.sum(fw * cur, dim=1, out=out[k + 1])
+    return out.T

@@ -1,0 +1,91 @@
+"""Benchmark: ``deqrmt.kernels`` on raw rows against the same rows normalised (any row scale).
+
+What is timed, per activation (tanh, gelu, silu, ``x*erf(x)`` by default), in one process on
+scikit-learn's digits (1797 rows, 64 pixels in 0–16: ‖x‖² up to ~5900): one call
+``kernels(act, X_raw)`` and one call ``kernels(act, X_raw / ‖x‖)`` (the CK G*, σ_a² = 0.2,
+float64 on the CPU), and the ratio raw / normalised (the goal: ≤ 2×; withheld on a busy machine,
+see ``_load.py``).  Raw rows put the pre-activations' variance q in the thousands, where tanh is
+close to sign and the Mehler series of E[φ(u)φ(v)] needs degree ~1000 for the most alike rows;
+the normalised rows have q ≈ 1.  Printed too: the first call in the process (60 normalised rows
+of tanh, imports and tables included), and whether the raw kernel agrees with itself computed
+a second way: its first 48 rows against all columns as a cross kernel kernels(act, X[:48], X)
+(the rectangular path: other tiles, other tables' ranges), to the documented 1e-13 of the
+diagonal's scale.  The raw kernel's accuracy against an independent reference (nested
+quadrature) is a test: ``tests/test_kernels_scale.py``.
+
+    python benchmarks/kernels_scale.py                        # 1797 rows, four activations
+    python benchmarks/kernels_scale.py --rows 400 --act tanh  # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _load import Load, add_force_flag, load_line, ratio_text  # noqa: E402
+
+#: the goal of a raw call against the normalised one
+GOAL = 2.0
+
+
+def _timed(act: str, X: np.ndarray, X2: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    import deqrmt
+
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", deqrmt.DataWarning)  # raw rows: said once, known here
+        out = deqrmt.kernels(act, X, X2, sigma_a2=0.2, device="cpu")
+    return out, time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--act", default="tanh,gelu,silu,x*erf(x)", help="comma-separated")
+    ap.add_argument("--rows", type=int, default=1797, help="rows of digits (≤ 1797)")
+    add_force_flag(ap)
+    args = ap.parse_args(argv)
+
+    print(load_line("before"))
+    t0 = time.perf_counter()
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data[: args.rows].astype(np.float64)
+    Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+    _, first = _timed("tanh", Xn[:60])
+    print(
+        f"first call in this process, kernels('tanh', 60 normalised rows): {first:.2f} s "
+        f"({time.perf_counter() - t0:.2f} s with the imports of deqrmt and scikit-learn)"
+    )
+    sq = (X * X).sum(1)
+    print(f"digits: {X.shape[0]} rows, ‖x‖² from {sq.min():.0f} to {sq.max():.0f} (raw)")
+    for act in args.act.split(","):
+        before = Load.now()
+        G_raw, t_raw = _timed(act, X)
+        G_norm, t_norm = _timed(act, Xn)
+        after = Load.now()
+        ratio = ratio_text(t_raw / t_norm, before, after, force=args.force_ratio)
+        print(
+            f"{act:>9}: raw {t_raw:7.2f} s, normalised {t_norm:7.2f} s, raw/normalised {ratio} "
+            f"(goal ≤ {GOAL:g}x)"
+        )
+        k = min(48, X.shape[0])
+        part, _ = _timed(act, X[:k], X)
+        scale = float(np.abs(np.diag(G_raw)).max())
+        err = float(np.abs(part - G_raw[:k]).max()) / scale
+        print(
+            f"           raw rows 0–{k - 1} as a cross kernel vs the symmetric one: "
+            f"max |difference| = {err:.1e} of the diagonal's scale "
+            + ("(agree to 1e-13)" if err <= 1e-13 else "(DISAGREE beyond 1e-13)")
+        )
+        print(f"           {load_line('after', after)}")
+    print(load_line("after"))
+
+
+if __name__ == "__main__":
+    main()
