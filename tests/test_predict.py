@@ -5,7 +5,7 @@ against an independent route from the exact kernels (``deqrmt.kernels``).
 * finite t: the linear ODE ``d[f(X); f(X*)]/dt = −[Θ_r; Θ(X*, X)](f(X) − y)`` from f = 0,
   integrated exactly by one matrix exponential of the augmented system (scipy's ``expm``, no
   eigendecomposition), not by the code's closed form;
-* the covariance (Lee et al. 2019, eq. (16)) with ``expm`` and ``solve``; the NNGP posterior by
+* the covariance (Lee et al. 2019, §2.3) with ``expm`` and ``solve``; the NNGP posterior by
   a direct solve; the two agree where they must (the readout trained alone to t = ∞ is the
   noiseless posterior).
 
@@ -93,8 +93,8 @@ def test_finite_times_follow_the_gradient_flow_ode() -> None:
     assert one.mean.shape == (7, 2) and np.allclose(one.mean, got.mean[2], rtol=1e-13, atol=0)
 
 
-def test_ensemble_covariance_is_lee_et_al_eq_16() -> None:
-    """Σ_t = G** + Θ*ₓ M G M Θₓ* − (Θ*ₓ M G ₓ* + transpose), M = Θ_r⁻¹(I − e^{−Θ_r t}), with
+def test_ensemble_covariance_is_lee_et_al() -> None:
+    """Lee et al. 2019, §2.3: Σ_t = G** + Θ*ₓ M G M Θₓ* − (Θ*ₓ M G ₓ* + transpose), M = Θ_r⁻¹(I − e^{−Θ_r t}), with
     expm and solve; at t = 0 it is the prior G(X*, X*)."""
     K, Kx = _ntk(X_TR), _ntk(X_TE, X_TR)
     G, Gx, Gxx = _ck(X_TR), _ck(X_TE, X_TR), _ck(X_TE)
@@ -124,12 +124,30 @@ def test_nngp_posterior_is_a_direct_solve() -> None:
 
 
 def test_readout_alone_trained_to_the_end_is_the_noiseless_posterior() -> None:
-    """The NTK over the readout a alone is G*, and eq. (16) at t = ∞ with Θ = G is the GP
+    """The NTK over the readout a alone is G*, and the ensemble covariance at t = ∞ with Θ = G is the GP
     posterior G** − G*ₓ G⁻¹ G ₓ*: two different code paths."""
     flow = deqrmt.predict("tanh", X_TR, Y_TR, X_TE, trainable=("a",), covariance=True)
     post = deqrmt.predict("tanh", X_TR, Y_TR, X_TE, kind="nngp", covariance=True)
     _close(flow.mean, post.mean, 1e-9)
     _close(flow.covariance, post.covariance, 1e-8)
+
+
+def test_the_scikit_learn_route_of_the_docs_gives_the_same_numbers() -> None:
+    """docs/theory/predict.md: KernelRidge with DEQKernel(kind="ntk") and alpha = r is t = ∞;
+    GaussianProcessRegressor with DEQKernel(kind="ck") and alpha = r is kind="nngp"."""
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.kernel_ridge import KernelRidge
+
+    p = deqrmt.predict("tanh", X_TR, Y_TR, X_TE, diag_reg=1e-2)
+    ridge = KernelRidge(alpha=p.regularizer, kernel=deqrmt.DEQKernel("tanh", kind="ntk"))
+    _close(ridge.fit(X_TR, Y_TR).predict(X_TE), p.mean)
+    q = deqrmt.predict("tanh", X_TR, Y_TR, X_TE, kind="nngp", diag_reg=1e-2, covariance=True)
+    gp = GaussianProcessRegressor(
+        kernel=deqrmt.DEQKernel("tanh", kind="ck"), alpha=q.regularizer, optimizer=None
+    )
+    mean, cov = gp.fit(X_TR, Y_TR).predict(X_TE, return_cov=True)
+    _close(mean, q.mean)
+    _close(cov, q.covariance)
 
 
 def test_torch_in_torch_out_numpy_in_numpy_out() -> None:

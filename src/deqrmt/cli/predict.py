@@ -47,7 +47,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "the NTK at any time t, or the GP posterior with the CK (needs the [validate] extra)",
         description="The mean (and with --variance the variance) over initialisations of the "
         "predictions of the infinitely wide DEQ trained by gradient flow on ½‖f(X) − y‖² for "
-        "time t, from its exact NTK K* and CK G* on the data (Lee et al. 2019, eqs. (15)–(16)); "
+        "time t, from its exact NTK K* and CK G* on the data (Lee et al. 2019, §2.3); "
         "t = inf is kernel regression with K*.  --kind nngp gives the Bayesian posterior with "
         "the CK G* as prior instead.  Arrays are .npy files (no pickles) or text files of "
         "numbers (.csv comma separated, else whitespace separated); rows are samples.",

@@ -1,20 +1,21 @@
 r"""What the infinitely wide DEQ predicts: gradient flow on the MSE with its NTK, or the GP
 posterior with its CK (the DEQ analogue of neural-tangents' ``predict`` module).
 
-The model is the DEQ of ICML 2024 eqs. (1)–(3) with a linear readout, f(x) = aᵀz*(x)/√m.  At
-infinite width (Jacot et al. 2018; Feng & Kolter 2020) f at initialisation is a centred Gaussian
-process with covariance the CK G*, and gradient flow on the loss ½‖f(X) − y‖² (learning rate
-1) moves f as the linear model of its NTK Θ = K* (Lee et al. 2019, eqs. (9)–(10)):
+The model is the DEQ of ICML 2024 eqs. (1)–(3) (z* = φ(σ_a A z* + σ_b B x)/√m) with a linear
+readout f(x) = aᵀz*(x), a ~ N(0, I_m).  At infinite width (Jacot et al. 2018; Feng & Kolter
+2020) f at initialisation is a centred Gaussian process with covariance the CK G*, and gradient
+flow on the loss ½‖f(X) − y‖² (learning rate 1) moves f as the linear model of its NTK Θ = K*
+(Lee et al. 2019, §2.2), assumed here for the DEQ as for explicit networks:
 ``df(X)/dt = −Θ(X, X)(f(X) − y)``, ``df(x)/dt = −Θ(x, X)(f(X) − y)``.  Solved, with the
 regularised training kernel Θ_r = Θ(X, X) + r I in the training equation:
 
-* mean over initialisations (Lee et al. 2019, eq. (15); the prior mean is zero):
+* mean over initialisations (Lee et al. 2019, §2.3; the prior mean is zero):
   ``μ_t(x) = Θ(x, X) Θ_r⁻¹ (I − e^{−Θ_r t}) y``, kernel regression at t = ∞;
-* covariance (Lee et al. 2019, eq. (16), with the prior G = G*):
+* covariance (Lee et al. 2019, §2.3, with the prior G = G*):
   ``Σ_t = G(x, x') + Θ(x, X) M_t G(X, X) M_t Θ(X, x') − (Θ(x, X) M_t G(X, x') + transpose)``,
   ``M_t = Θ_r⁻¹ (I − e^{−Θ_r t})``;
 * ``kind="nngp"``: the exact Bayesian posterior of the GP with prior G* and Gaussian noise of
-  variance r (Rasmussen & Williams 2006, eqs. (2.25)–(2.26)):
+  variance r (Rasmussen & Williams 2006, §2.2):
   ``G(x, X)(G + r I)⁻¹ y`` and ``G(x, x') − G(x, X)(G + r I)⁻¹ G(X, x')``.
 
 Θ_r is diagonalised once (``eigh``), so any number of times t costs a product each:
@@ -99,7 +100,7 @@ def predict(
     r"""The predictions of the infinitely wide DEQ trained on (X_train, y_train), at X_test.
 
     ``kind="ntk"``: the mean (and covariance) over random initialisations of the DEQ trained by
-    gradient flow on ½‖f(X) − y‖² for time ``t`` (Lee et al. 2019, eqs. (15)–(16), with the
+    gradient flow on ½‖f(X) − y‖² for time ``t`` (Lee et al. 2019, §2.3, with the
     DEQ's NTK K* and CK G*); t = ∞ is kernel regression with K*.  ``kind="nngp"``: the GP
     posterior with the CK G* as prior (t must be ∞; training the readout alone for a finite
     time is ``kind="ntk", trainable=("a",)``, whose NTK is G*).  See the module docstring and
@@ -250,7 +251,7 @@ def _flow(
             AD = A * d
             if nngp:  # the posterior: G** − G*ₓ (G + rI)⁻¹ G*ₓᵀ
                 c = Gxx - AD @ A.T
-            else:  # Lee et al. 2019, eq. (16)
+            else:  # Lee et al. 2019, §2.3
                 cross = AD @ B.T
                 c = Gxx + AD @ Gv @ AD.T - cross - cross.T
             covs[i] = (c + c.T) / 2  # symmetric to the last bit
