@@ -154,6 +154,21 @@ BY_NAME: dict[str, list[Any]] = {
     "X2": [*DATA, np.zeros((2, 5))],  # 5 features where X1 has 3
     "Y": [*DATA, np.zeros((2, 5))],
     "labels": LABELS,
+    "X_train": DATA,
+    "X_test": [*DATA, np.zeros((2, 5))],  # 5 features where X_train has 3
+    "y_train": [
+        "abc",
+        5,
+        {"a": 1},
+        [0, 1],
+        np.zeros((4, 2, 1)),
+        [0, "a", 1, 2.5],
+        [0, NAN, 1, 2],
+        np.ones(4) + 1j,
+        None,
+        Opaque(),
+    ],
+    "diag_reg": [*NUMBER, -1],
     "statistics": [5, "abc", {}, Opaque()],
     "mixture": MIXTURE,
     "enn": ENN,
@@ -186,6 +201,9 @@ REQUIRED: dict[str, Any] = {
     "text": "relu",
     "X": X,
     "X1": X,
+    "X_train": X,
+    "y_train": np.arange(4.0),
+    "X_test": X[:2],
     "key": "alpha_1",
     "family": "hard_tanh",
     "activations": ["relu"],
@@ -221,6 +239,7 @@ RECORDS = {
     "DEQProblem",
     "DEQSensitivities",
     "ExplicitCoefficients",
+    "Prediction",
     "SpectralLaw",
     "SpectrumReport",
     "Verified",
@@ -258,6 +277,7 @@ def _instances() -> dict[str, Any]:
         "EquivalentKernels": deqrmt.equivalent_kernels("relu", X),
         "FixedPointScan": deqrmt.scan_fixed_points(coef.problem),
         "CheckReport": deqrmt.check_activation("relu"),
+        "Prediction": deqrmt.predict("relu", X, np.arange(4.0), X[:2]),
     }
 
 

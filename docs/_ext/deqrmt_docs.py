@@ -100,6 +100,26 @@ CLI_EXAMPLES: dict[str, list[str]] = {
     "bias": ["bias '1/(1-w)'", "bias 'u**2-v**2' --init 1,0.5"],
     "activations": ["activations"],
     "families": ["families"],
+    # four training points and two test points in 3 dimensions, as text files of numbers
+    "predict": [
+        "cat > X.csv <<EOF",
+        "0.6,0.1,-0.3",
+        "-0.2,0.5,0.4",
+        "0.3,-0.6,0.2",
+        "-0.5,-0.2,-0.4",
+        "EOF",
+        "cat > y.csv <<EOF",
+        "1",
+        "-1",
+        "1",
+        "-1",
+        "EOF",
+        "cat > Xte.csv <<EOF",
+        "0.5,0.2,-0.1",
+        "-0.4,0.3,0.5",
+        "EOF",
+        "predict tanh --train X.csv --labels y.csv --test Xte.csv --t 1,inf --variance",
+    ],
     # HLD 2023's sphere, checked on samples; a mixture described in TOML (its class alignments)
     "spectrum": [
         "spectrum 'sqrt(2)*relu' --data sphere --n 200 --d 240 --sigma-a2 0.2 --mc",

@@ -68,8 +68,10 @@ if TYPE_CHECKING:
     from .symbolic import derive_layer as derive_layer
     from .symbolic import parse_activation as parse_activation
     from .validate import DEQKernel as DEQKernel
+    from .validate import Prediction as Prediction
     from .validate import SpectrumReport as SpectrumReport
     from .validate import equivalent_kernels as equivalent_kernels
+    from .validate import predict as predict
     from .validate import spectrum as spectrum
 
 _LAZY = {
@@ -97,6 +99,8 @@ _LAZY = {
     # the exact kernels: in memory (validate), or on Dask into a Zarr store with out=…
     "kernels": ".sweep",
     "SpectralLaw": ".numeric",
+    # what the infinitely wide DEQ predicts (gradient flow with K*, the GP posterior with G*)
+    **dict.fromkeys(("Prediction", "predict"), ".validate"),
     # ∂/∂σ_a², ∂/∂σ_b² of every DEQ coefficient (implicit differentiation, proven)
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), ".numeric"),
 }  # fmt: skip

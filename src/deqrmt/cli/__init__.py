@@ -63,6 +63,7 @@ COMMANDS: tuple[str, ...] = (
     "experiment",
     "validate",
     "spectrum",
+    "predict",
     "check",
     "sweep",
     "kernels",

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from ._ntk import ntk_from_solution as ntk_from_solution
     from ._plots import write_plots as write_plots
     from ._pointwise import CenteredActivation as CenteredActivation
+    from ._predict import Prediction as Prediction
+    from ._predict import predict as predict
     from ._report import report_dict as report_dict
     from ._report import report_json as report_json
     from ._report import report_text as report_text
@@ -113,6 +115,9 @@ _EXPORTS = {
     "MonteCarloSpectrum": "_spectrum",
     "SpectrumReport": "_spectrum",
     "spectrum": "_spectrum",
+    # what the infinitely wide DEQ predicts: gradient flow with K*, the GP posterior with G*
+    "Prediction": "_predict",
+    "predict": "_predict",
 }
 
 __all__ = sorted(_EXPORTS)
