@@ -334,6 +334,8 @@ def coverage_map(
         raw = json.loads(cache.read_text())
         return {p: {int(k): v for k, v in lines.items()} for p, lines in raw.items()}
     data = workdir / "coverage-map"
+    for stale in workdir.glob(data.name + "*"):
+        stale.unlink()
     env = _env(root / "src")
     env["COVERAGE_FILE"] = str(data)
     cmd = [
@@ -346,17 +348,22 @@ def coverage_map(
         return None
     import coverage
 
-    cov = coverage.CoverageData(basename=str(data))
-    cov.read()
-    measured = {str(Path(f).resolve()): f for f in cov.measured_files()}
+    # pytest-cov leaves its combined data as coverage-map.<suffix>.combine (and a subprocess's
+    # as coverage-map.<suffix>): read them all
+    contexts: dict[str, dict[int, set[str]]] = {}
+    for name in sorted(workdir.glob(data.name + "*")):
+        cov = coverage.CoverageData(basename=str(name))
+        cov.read()
+        for measured in cov.measured_files():
+            per_line = contexts.setdefault(str(Path(measured).resolve()), {})
+            for line, names in cov.contexts_by_lineno(measured).items():
+                per_line.setdefault(line, set()).update(names)
     result: dict[str, dict[int, list[str]]] = {}
     for target in targets:
         lines: dict[int, list[str]] = {}
-        name = measured.get(str((root / target.path).resolve()))
-        if name is not None:
-            for line, contexts in cov.contexts_by_lineno(name).items():
-                nodes = sorted({c.rsplit("|", 1)[0] for c in contexts if c})
-                lines[line] = nodes or list(target.tests)
+        for line, names in contexts.get(str((root / target.path).resolve()), {}).items():
+            nodes = sorted({c.rsplit("|", 1)[0] for c in names if c})
+            lines[line] = nodes or list(target.tests)
         result[target.path] = lines
     cache.write_text(json.dumps(result))
     return result
@@ -465,21 +472,27 @@ def _targets(names: Sequence[str], targets: Sequence[Target]) -> list[Target]:
 def _jobs(
     targets: list[Target], args: argparse.Namespace, root: Path, work: Path
 ) -> Iterator[tuple[Mutant, str, list[str], tuple[str, ...]]]:
-    """(mutant, mutated source, tests to run) for every sampled mutant; [] tests: uncovered."""
-    cover = coverage_map(targets, root, work, args.map_timeout)
-    if cover is None:
+    """(mutant, mutated source, tests to run, the target's test files) for every mutant
+    chosen; [] tests: uncovered.  With ``--tests`` every mutant runs those files (no map)."""
+    cover = None if args.tests else coverage_map(targets, root, work, args.map_timeout)
+    if cover is None and not args.tests:
         raise SystemExit(1)
     for target in targets:
         source = (root / target.path).read_text(encoding="utf-8")
         mutator = Mutator(target.path, source, target.functions)
         mutants = _select(mutator.mutants, args.max_mutants, args.seed)
-        lines = cover[target.path]
+        if args.mutant:
+            mutants = [m for m in mutator.mutants if m.key in args.mutant]
         baseline = ast.unparse(ast.parse(source))
         for m in mutants:
             text = mutator.mutated(m)
             if text == baseline:
                 continue  # the change is invisible to the parser (e.g. -0 of a literal)
-            yield m, text, lines.get(m.line, []), target.tests
+            if args.tests:
+                yield m, text, list(args.tests), tuple(args.tests)
+            else:
+                assert cover is not None
+                yield m, text, cover[target.path].get(m.line, []), target.tests
 
 
 def _report(
@@ -552,6 +565,16 @@ def main(
     parser.add_argument("--map-timeout", type=float, default=3600, help="the coverage map's run")
     parser.add_argument("--goal", type=float, default=90.0, help="the score to reach (percent)")
     parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")
+    parser.add_argument(
+        "--mutant", action="append", default=[], help="only this mutant, as printed (repeatable)"
+    )
+    parser.add_argument(
+        "--tests",
+        action="append",
+        default=[],
+        help="run this test file for every mutant, "
+        "instead of the tests the coverage map finds (repeatable)",
+    )
     parser.add_argument("--workdir", type=Path, help="where maps and copies go (default: a temp)")
     args = parser.parse_args(argv)
     chosen = _targets(args.module, targets)

@@ -1,0 +1,177 @@
+"""The Krawczyk prover's three steps on functions whose zeros are known independently.
+
+h(x) = x² − c has the zero √c, computed by mpmath at twice the working precision (a reference
+the prover never sees); h(x) = x² + 1 has none.  Each step is checked for what it promises: the
+points Newton returns approach the zero to the bits it claims; a ball Krawczyk proves contains
+the zero, lies inside the ball Q tested and has the preconditioner 1/h'(x̃); a ball ``contract``
+returns still contains the zero, lies inside the ball it got, and is as narrow as documented.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import pytest
+from flint import arb
+
+from deqrmt.numeric._arb import workprec
+from deqrmt.numeric._enclose import NotEnclosable
+from deqrmt.numeric._krawczyk import contract, krawczyk, newton
+
+PREC = 200
+
+
+def _fraction(x: arb) -> Fraction:
+    man, exp = x.mid().man_exp()
+    m, e = int(man), int(exp)
+    return Fraction(m * 2**e) if e >= 0 else Fraction(m, 2**-e)
+
+
+def _ends(x: arb) -> tuple[Fraction, Fraction]:
+    mid = _fraction(x)
+    man, exp = arb(x.rad()).man_exp()
+    m, e = int(man), int(exp)
+    rad = Fraction(m * 2**e) if e >= 0 else Fraction(m, 2**-e)
+    return mid - rad, mid + rad
+
+
+def _root(c: int) -> Fraction:
+    """√c to 2·PREC bits by mpmath, as an exact Fraction (the independent reference)."""
+    with mpmath.workprec(2 * PREC):
+        man, exp = mpmath.sqrt(c).man_exp
+    return Fraction(int(man) * 2**exp) if exp >= 0 else Fraction(int(man), 2**-exp)
+
+
+def _contains(ball: arb, v: Fraction, slack: Fraction = Fraction(0)) -> bool:
+    lo, hi = _ends(ball)
+    return lo - slack <= v <= hi + slack
+
+
+def _start(c: int) -> arb:
+    """The float root: how the engine starts (a float64 solve), ~50 bits right."""
+    return arb(math.sqrt(c))
+
+
+def _square_minus(c: int):  # type: ignore[no-untyped-def]
+    def both(x: arb, p: int) -> tuple[arb, arb]:
+        with workprec(p):
+            return x * x - c, 2 * x
+
+    def h_at(x: arb) -> arb:
+        with workprec(PREC):
+            return x * x - c
+
+    def dh_on(q: arb) -> arb:
+        with workprec(PREC):
+            return 2 * q
+
+    return both, h_at, dh_on
+
+
+@pytest.mark.parametrize("c", [2, 3, 10])
+def test_newton_reaches_the_bits_it_claims(c: int) -> None:
+    both, _, _ = _square_minus(c)
+    x, known = newton(both, _start(c), 30, PREC, "x")
+    assert x.rad() == 0  # an exact point
+    assert 4 * known >= PREC + 32  # the loop's own stopping rule, reached
+    assert known <= PREC - 8
+    error = abs(_fraction(x) - _root(c))
+    assert error <= _root(c) * Fraction(2) ** (-known), (float(error), known)
+    # and no further: the point is only as good as a few Newton steps make it
+    assert known >= PREC // 4
+
+
+def test_newton_takes_a_step_even_when_told_the_start_is_exact() -> None:
+    """A start right to 20 bits but claimed to 300 is still stepped (the step resets the claim)."""
+    both, _, _ = _square_minus(2)
+    x, known = newton(both, arb(1.41421), 300, PREC, "x")
+    assert abs(_fraction(x) - _root(2)) < Fraction(1, 10**10)
+    assert known <= PREC - 8
+
+
+def test_newton_refuses_a_function_without_a_zero() -> None:
+    def both(x: arb, p: int) -> tuple[arb, arb]:
+        with workprec(p):
+            return x * x + 1, 2 * x
+
+    with pytest.raises(NotEnclosable, match="Newton on the unknown does not settle"):
+        newton(both, arb(3), 8, PREC, "the unknown")
+
+
+@pytest.mark.parametrize("c", [2, 3, 10])
+def test_krawczyk_proves_a_ball_around_the_zero(c: int) -> None:
+    both, h_at, dh_on = _square_minus(c)
+    x, known = newton(both, _start(c), 30, PREC, "x")
+    radii = [arb(2) ** (-(known - w)) for w in (4, 12, 24)]
+    proof = krawczyk(x, h_at(x), dh_on, radii, PREC)
+    assert proof is not None
+    k, dh_q, y = proof
+    root = _root(c)
+    assert _contains(k, root)
+    # K lies inside the first Q = [x ± r] (the test that proves uniqueness), strictly
+    q_lo, q_hi = _fraction(x) - _fraction(radii[0]), _fraction(x) + _fraction(radii[0])
+    k_lo, k_hi = _ends(k)
+    assert q_lo < k_lo and k_hi < q_hi
+    # h'(Q) encloses h' = 2x on Q, and Y ≈ 1/h'(x̃)
+    assert _contains(dh_q, 2 * q_lo) and _contains(dh_q, 2 * q_hi)
+    assert abs(_fraction(y) * 2 * _fraction(x) - 1) < Fraction(1, 2 ** (PREC - 4))
+    # quadratic: K is about as wide as r², far narrower than Q
+    assert _fraction(k.rad()) < _fraction(radii[0]) ** 2 * 2**16
+
+
+def test_krawczyk_says_none_when_no_ball_passes() -> None:
+    _, h_at, dh_on = _square_minus(2)
+    far = arb(3)  # √2 is 1.59 away: no ball of these radii holds a zero
+    radii = [arb(2) ** -e for e in (10, 20, 40)]
+    assert krawczyk(far, h_at(far), dh_on, radii, PREC) is None
+    # a ball so wide that h' vanishes in it (x = 0): K(Q) is not inside Q
+    assert krawczyk(arb(1), h_at(arb(1)), dh_on, [arb(4)], PREC) is None
+
+
+def test_krawczyk_takes_the_first_radius_that_passes() -> None:
+    both, h_at, dh_on = _square_minus(2)
+    x, known = newton(both, _start(2), 30, PREC, "x")
+    tiny = arb(2) ** (-(PREC + 40))  # below the point's error: Q misses the zero
+    good = arb(2) ** (-(known - 4))
+    proof = krawczyk(x, h_at(x), dh_on, [tiny, good], PREC)
+    assert proof is not None and _contains(proof[0], _root(2))
+    lo, hi = _ends(proof[0])
+    assert hi - lo < 2 * _fraction(good)
+
+
+@pytest.mark.parametrize("c", [2, 3, 10])
+def test_contract_narrows_to_the_documented_width_and_keeps_the_zero(c: int) -> None:
+    both, h_at, dh_on = _square_minus(c)
+    x, known = newton(both, _start(c), 30, PREC, "x")
+    # a deliberately wide proved ball: Krawczyk on Q of radius 2^-(known/2)
+    radii = [arb(2) ** (-(known // 2))]
+    proof = krawczyk(x, h_at(x), dh_on, radii, PREC)
+    assert proof is not None
+    k, dh_q, y = proof
+    narrow = contract(h_at, k, dh_q, y, PREC)
+    root = _root(c)
+    assert _contains(narrow, root)
+    k_lo, k_hi = _ends(k)
+    n_lo, n_hi = _ends(narrow)
+    assert k_lo <= n_lo and n_hi <= k_hi  # inside the ball it got
+    # ~2^−(prec−16) relative (the stopping rule), or stopped by a round that shrank < 4×;
+    # either way far below the input's width
+    assert (n_hi - n_lo) < (k_hi - k_lo) / 2**20
+    assert (n_hi - n_lo) / 2 <= root * Fraction(2) ** (16 - PREC) * 2**20
+
+
+def test_contract_leaves_a_ball_already_narrow_enough_alone() -> None:
+    both, h_at, dh_on = _square_minus(2)
+    x, known = newton(both, _start(2), 30, PREC, "x")
+    with workprec(PREC):
+        k = arb(x, arb(2) ** (-(PREC - 8)))  # narrower than 2^−(prec−16)·|x|: done already
+    calls: list[arb] = []
+
+    def counted(x: arb) -> arb:
+        calls.append(x)
+        return h_at(x)
+
+    out = contract(counted, k, dh_on(k), 1 / arb(2 * x), PREC)
+    assert calls == [] and out.mid() == k.mid() and out.rad() == k.rad()
