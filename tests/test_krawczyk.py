@@ -83,6 +83,35 @@ def test_newton_reaches_the_bits_it_claims(c: int) -> None:
     assert known >= PREC // 4
 
 
+@pytest.mark.parametrize("e", [12, 16, 20, 23, 25, 27, 29, 31, 35, 40])
+def test_newton_from_starts_of_every_accuracy(e: int) -> None:
+    """A start off by ~2^−e relative: however many steps that takes, the point returned is
+    trusted to ≥ (prec + 32)/4 bits and is that close to √2."""
+    both, _, _ = _square_minus(2)
+    with workprec(PREC):
+        start = arb((arb(2).sqrt() * (1 + arb(2) ** -e)).mid())
+    x, known = newton(both, start, 8, PREC, "x")
+    assert 4 * known >= PREC + 32
+    assert abs(_fraction(x) - _root(2)) <= _root(2) * Fraction(2) ** (-known)
+
+
+def test_newton_stops_at_the_first_step_that_reaches_a_quarter_of_the_bits() -> None:
+    """One step from √2·(1 + 0.9·2^−33): it is trusted to 2·33 − 8 = 58 bits, and
+    4·58 = prec + 32 ends the loop (the rule: stop once 4·known ≥ prec + 32)."""
+    both, _, _ = _square_minus(2)
+    calls: list[int] = []
+
+    def counted(x: arb, p: int) -> tuple[arb, arb]:
+        calls.append(p)
+        return both(x, p)
+
+    with workprec(PREC):
+        start = arb((arb(2).sqrt() * (1 + arb(0.9) * arb(2) ** -33)).mid())
+    x, known = newton(counted, start, 30, PREC, "x")
+    assert (known, len(calls)) == (58, 1)
+    assert abs(_fraction(x) - _root(2)) <= _root(2) * Fraction(2) ** -58
+
+
 def test_newton_takes_a_step_even_when_told_the_start_is_exact() -> None:
     """A start right to 20 bits but claimed to 300 is still stepped (the step resets the claim)."""
     both, _, _ = _square_minus(2)
