@@ -115,9 +115,25 @@ def test_newton_stops_at_the_first_step_that_reaches_a_quarter_of_the_bits() -> 
 def test_newton_takes_a_step_even_when_told_the_start_is_exact() -> None:
     """A start right to 20 bits but claimed to 300 is still stepped (the step resets the claim)."""
     both, _, _ = _square_minus(2)
-    x, known = newton(both, arb(1.41421), 300, PREC, "x")
+    precisions: list[int] = []
+
+    def counted(x: arb, p: int) -> tuple[arb, arb]:
+        precisions.append(p)
+        return both(x, p)
+
+    x, known = newton(counted, arb(1.41421), 300, PREC, "x")
     assert abs(_fraction(x) - _root(2)) < Fraction(1, 10**10)
     assert known <= PREC - 8
+    # never above the working precision, however many bits the start claims
+    assert len(precisions) >= 2 and max(precisions) == PREC
+
+
+def test_newton_at_an_exact_zero_stays_there() -> None:
+    """x = 2 is the zero of x² − 4: the step is exactly 0 and the point is kept as it is."""
+    both, _, _ = _square_minus(4)
+    x, known = newton(both, arb(2), 30, PREC, "x")
+    assert x == 2 and x.rad() == 0
+    assert 4 * known >= PREC + 32 and known <= PREC - 8
 
 
 def test_newton_refuses_a_function_without_a_zero() -> None:

@@ -63,9 +63,15 @@ class Target:
 
 _N = "src/deqrmt/numeric/"
 TARGETS: tuple[Target, ...] = (
-    Target(_N + "_roots.py", ("tests/test_fixed_point.py", "tests/test_steep_roots.py")),
+    Target(
+        _N + "_roots.py",
+        ("tests/test_roots_model.py", "tests/test_fixed_point.py", "tests/test_steep_roots.py"),
+    ),
     Target(_N + "_fixed_point.py", ("tests/test_fixed_point.py", "tests/test_steep_roots.py")),
-    Target(_N + "_krawczyk.py", ("tests/test_certify.py", "tests/test_sphere_certified.py")),
+    Target(
+        _N + "_krawczyk.py",
+        ("tests/test_krawczyk.py", "tests/test_certify.py", "tests/test_sphere_certified.py"),
+    ),
     Target(_N + "_variance_proof.py", ("tests/test_certify.py", "tests/test_sphere_certified.py")),
     Target(
         _N + "_enclose.py",
