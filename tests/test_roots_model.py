@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deqrmt.numeric._roots import _cubic, _extrema, _hermite
+from deqrmt.numeric._roots import _cubic, _extrema, _hermite, scan
 
 # hundredths in [−10, 10]: exact zeros (a parabola, a line) come up, subnormals do not
 coef = st.integers(-1000, 1000).map(lambda k: k / 100)
@@ -88,3 +88,17 @@ def test_turning_points_agree_with_numpy(c) -> None:
     for f in found:
         slope = c1 + 2 * c2 * f + 3 * c3 * f * f
         assert abs(slope) <= 1e-6 * (abs(c1) + abs(c2) + abs(c3)), (c, f, slope)
+
+
+@pytest.mark.parametrize("bad", ["value", "slope"])
+def test_a_value_or_slope_not_finite_ends_the_scan_incomplete(bad: str) -> None:
+    """h = 2 − q is finite up to 1.5; past it either h or h' is not: the scan stops there and
+    says it is incomplete, rather than reading a root into the non-finite node."""
+
+    def h(q: float) -> tuple[float, float]:
+        if q < 1.5:
+            return 2 - q, -1.0
+        return (math.nan, -1.0) if bad == "value" else (2 - q, math.inf)
+
+    roots, complete = scan(h, 1.0)
+    assert roots == [] and complete is False
