@@ -136,6 +136,19 @@ def test_newton_at_an_exact_zero_stays_there() -> None:
     assert 4 * known >= PREC + 32 and known <= PREC - 8
 
 
+def test_newton_settles_from_8_trusted_bits_and_refuses_fewer() -> None:
+    """The first step trusts 2·(bits of the step) − 8: a start 0.75·2^−8 off gives 8 bits, the
+    least Newton goes on from; 0.75·2^−7 off gives 6, and is refused."""
+    both, _, _ = _square_minus(2)
+    with workprec(PREC):
+        near = arb((arb(2).sqrt() * (1 + arb(0.75) * arb(2) ** -8)).mid())
+        far = arb((arb(2).sqrt() * (1 + arb(0.75) * arb(2) ** -7)).mid())
+    x, known = newton(both, near, 30, PREC, "x")
+    assert abs(_fraction(x) - _root(2)) <= _root(2) * Fraction(2) ** (-known)
+    with pytest.raises(NotEnclosable, match="does not settle"):
+        newton(both, far, 30, PREC, "x")
+
+
 def test_newton_refuses_a_function_without_a_zero() -> None:
     def both(x: arb, p: int) -> tuple[arb, arb]:
         with workprec(p):
