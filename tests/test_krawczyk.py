@@ -188,6 +188,23 @@ def test_krawczyk_says_none_when_no_ball_passes() -> None:
     assert krawczyk(arb(1), h_at(arb(1)), dh_on, [arb(4)], PREC) is None
 
 
+def test_a_zero_on_the_boundary_of_q_is_not_proved() -> None:
+    """h(x) = x − z with z on the boundary of Q = [x̃ ± r]: K(Q) = {z} lies in Q but not in its
+    interior, which is what the theorem asks; a wider Q proves it.  (Arb rounds a radius up
+    to its 30-bit format: z is placed at the radius Arb stores.)"""
+
+    def dh_on(q: arb) -> arb:
+        return arb(1)
+
+    x = arb(0.5)
+    with workprec(PREC):
+        z = x + arb(x, 0.5).rad()  # the boundary of the Q that krawczyk builds
+        h_x = x - z
+    assert krawczyk(x, h_x, dh_on, [arb(0.5)], PREC) is None
+    proof = krawczyk(x, h_x, dh_on, [arb(0.5), arb(0.75)], PREC)
+    assert proof is not None and proof[0] == z and proof[0].rad() == 0
+
+
 def test_krawczyk_takes_the_first_radius_that_passes() -> None:
     both, h_at, dh_on = _square_minus(2)
     x, known = newton(both, _start(2), 30, PREC, "x")
