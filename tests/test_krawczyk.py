@@ -237,6 +237,53 @@ def test_contract_narrows_to_the_documented_width_and_keeps_the_zero(c: int) -> 
     assert (n_hi - n_lo) / 2 <= root * Fraction(2) ** (16 - PREC) * 2**20
 
 
+def test_contract_runs_at_most_four_rounds() -> None:
+    """From Q of radius 2^−10 each round multiplies the width by |1 − Y h'(Q)| ≈ 2^−10, more
+    than fourfold: four rounds, the most ``contract`` takes, still leave the ball wider than
+    its stopping width, and each evaluation is at a point."""
+    both, h_at, dh_on = _square_minus(2)
+    x, _ = newton(both, _start(2), 30, PREC, "x")
+    proof = krawczyk(x, h_at(x), dh_on, [arb(2) ** -10], PREC)
+    assert proof is not None
+    k, dh_q, y = proof
+    calls: list[arb] = []
+
+    def counted(x: arb) -> arb:
+        calls.append(x)
+        return h_at(x)
+
+    narrow = contract(counted, k, dh_q, y, PREC)
+    assert len(calls) == 4 and all(c.rad() == 0 for c in calls)
+    assert _contains(narrow, _root(2))
+    assert _fraction(narrow.rad()) > _root(2) * Fraction(2) ** (16 - PREC)
+    assert _fraction(narrow.rad()) < _fraction(k.rad()) / 4**4
+
+
+def test_contract_stops_when_a_round_no_longer_shrinks() -> None:
+    """h known only to ±2^−100 (a noisy evaluation): the proved ball is already as narrow as
+    that noise allows, the first round does not shrink it fourfold, and contract stops there
+    (one evaluation, not four) with the zero still inside."""
+    both, h_at, dh_on = _square_minus(2)
+    x, known = newton(both, _start(2), 30, PREC, "x")
+
+    def noisy(x: arb) -> arb:
+        with workprec(PREC):
+            return h_at(x) + arb(0, arb(2) ** -100)
+
+    proof = krawczyk(x, noisy(x), dh_on, [arb(2) ** (-(known - 4))], PREC)
+    assert proof is not None
+    k, dh_q, y = proof
+    calls: list[arb] = []
+
+    def counted(x: arb) -> arb:
+        calls.append(x)
+        return noisy(x)
+
+    out = contract(counted, k, dh_q, y, PREC)
+    assert len(calls) == 1
+    assert _contains(out, _root(2))
+
+
 def test_contract_leaves_a_ball_already_narrow_enough_alone() -> None:
     both, h_at, dh_on = _square_minus(2)
     x, known = newton(both, _start(2), 30, PREC, "x")

@@ -111,7 +111,44 @@ TARGETS: tuple[Target, ...] = (
 #: Survivors that are equivalent mutants (no input tells them apart from the original), keyed
 #: ``path:line:column: mutation`` as the report prints them, with the reason.  They are reported and left
 #: out of the score; a survivor that is not here is a gap in the tests.
-SURVIVORS_EXPLAINED: dict[str, str] = {}
+_K = "src/deqrmt/numeric/_krawczyk.py:"
+_R = "src/deqrmt/numeric/_roots.py:"
+#: Newton's precision schedule: which precision each step runs at and how many bits the point
+#: is said to be trusted to.  It decides speed and the radii Krawczyk tries, never what is
+#: proved: K(Q) ⊂ int Q is checked on whatever point comes out (a bad schedule can only make
+#: the test fail, and the tests see that as a missing proof).
+_SCHEDULE = (
+    "Newton's precision schedule only (speed, the radii tried): the Krawczyk test checks "
+    "whatever point it gives"
+)
+SURVIVORS_EXPLAINED: dict[str, str] = {
+    _K + "48:13: min -> max": "every step at full precision (line 49 lifts p >= 3prec/4 to "
+    "prec): slower, the same point to the bits trusted",
+    _K + "48:23: 2 -> 3": _SCHEDULE,
+    _K + "48:35: 32 -> 33": _SCHEDULE,
+    _K + "49:21: >= -> >": _SCHEDULE,
+    _K + "49:26: // -> /": _SCHEDULE,
+    _K + "49:26: * -> /": _SCHEDULE,
+    _K + "49:26: 3 -> 4": _SCHEDULE,
+    _K + "49:38: 4 -> 5": _SCHEDULE,
+    _K + "55:17: - -> +": "the step is exactly 0 (an exact zero of the point's h): the bits "
+    "claimed only end the loop; " + _SCHEDULE,
+    _K + "55:21: 8 -> 9": "the step is exactly 0: one bit fewer claimed; " + _SCHEDULE,
+    _K + "55:48: 8 -> 9": "one bit fewer claimed per step (more conservative); " + _SCHEDULE,
+    _K + "55:76: .upper -> .lower": "rel is a ball ~2^-p wide: int(-log2) of its two ends "
+    "differ only at an exact power of 2; " + _SCHEDULE,
+    _K + "75:17: + -> -": "Q - x is a ball centred at 0 (Q = [x +- r] is built around x), so "
+    "adding or subtracting (1 - Y h'(Q))(Q - x) gives the same ball",
+    _K + "97:18: < -> <=": "a round that shrinks the ball exactly fourfold: measure zero, "
+    "and one round more or less only moves the width, never the enclosure",
+    _K + "97:42: 4 -> 5": "contract stops after a round that shrank 4-5x instead of going on: "
+    "the ball is still proved, at worst one round wider (never a wrong digit; at worst the "
+    "guard digits beyond those printed are not all trimmed)",
+    _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
+    "turning point; splitting the cell there or not finds the same roots",
+    _R + "120:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
+    "and [mid, b], which record the root at mid (examine's h == 0 cases)",
+}
 
 # --- the mutants -------------------------------------------------------------------------------
 
