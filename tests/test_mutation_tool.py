@@ -122,3 +122,15 @@ def test_a_hang_counts_as_killed_by_timeout(tool: ModuleType, tmp_path: Path, ca
     hang = [line for line in out.splitlines() if line.endswith("src/loop.py:3:9: -= -> +=")]
     assert hang and hang[0].startswith("timeout"), out
     assert "src/loop.py: 5/5 killed" in out and rc == 0, out
+
+
+def test_every_explained_survivor_is_a_mutant_of_the_current_source(tool: ModuleType) -> None:
+    """An explanation outlives its line when the module changes: then it names no mutant, and
+    this test says which (re-run the tool on that module and explain the survivors again)."""
+    keys = set()
+    for target in tool.TARGETS:
+        source = (ROOT / target.path).read_text(encoding="utf-8")
+        keys.update(m.key for m in tool.Mutator(target.path, source, target.functions).mutants)
+    stale = sorted(set(tool.SURVIVORS_EXPLAINED) - keys)
+    assert not stale, f"SURVIVORS_EXPLAINED names mutants that no longer exist: {stale}"
+    assert all(reason.strip() for reason in tool.SURVIVORS_EXPLAINED.values())
