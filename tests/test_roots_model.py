@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deqrmt.numeric._roots import _cubic, _extrema, _hermite, scan
+from deqrmt.numeric._roots import NoBracket, _cubic, _extrema, _hermite, polish, scan
 
 # hundredths in [−10, 10]: exact zeros (a parabola, a line) come up, subnormals do not
 coef = st.integers(-1000, 1000).map(lambda k: k / 100)
@@ -102,3 +102,16 @@ def test_a_value_or_slope_not_finite_ends_the_scan_incomplete(bad: str) -> None:
 
     roots, complete = scan(h, 1.0)
     assert roots == [] and complete is False
+
+
+def test_polish_returns_an_end_only_where_h_is_exactly_zero() -> None:
+    def line(q: float) -> tuple[float, float]:
+        return 2.0 - q, -1.0
+
+    assert polish(line, 2.0, 3.0, 1e-12) == 2.0  # h(a) = 0
+    assert polish(line, 1.0, 2.0, 1e-12) == 2.0  # h(b) = 0
+    # h(a) = 1, h(b) = −1: neither end is the root
+    assert polish(line, 1.0, 3.0, 1e-12) == pytest.approx(2.0, rel=1e-12)
+    assert polish(line, 1.5, 2.5, 1e-12, ha=0.5, hb=-0.5) == pytest.approx(2.0, rel=1e-12)
+    with pytest.raises(NoBracket):
+        polish(line, 3.0, 4.0, 1e-12)

@@ -93,7 +93,10 @@ TARGETS: tuple[Target, ...] = (
         ),
     ),
     Target(_N + "_moments.py", ("tests/test_numeric_moments.py", "tests/test_fixed_point.py")),
-    Target(_N + "_enclosure_text.py", ("tests/test_enclosure_text.py", "tests/test_verdict.py")),
+    Target(
+        _N + "_enclosure_text.py",
+        ("tests/test_enclosure_exact.py", "tests/test_enclosure_text.py", "tests/test_verdict.py"),
+    ),
     Target(
         "src/deqrmt/_text.py",
         ("tests/test_enclosure_text.py", "tests/test_numbers.py"),
