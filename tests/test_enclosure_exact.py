@@ -42,3 +42,11 @@ def test_large_integer_ends_print_as_themselves() -> None:
     assert interval_text(arb(3072), arb(6144)) == "[3072.0, 6144.0]"
     assert proven_text(arb(3072), arb(3072)) == "3072.0"
     assert interval_text(arb(-6144), arb(-3072)) == "[-6144.0, -3072.0]"
+
+
+def test_infinite_ends_print_as_infinity() -> None:
+    assert interval_text(mpmath.ninf, arb(2)) == "[-∞, 2.0]"
+    assert interval_text(arb(2), mpmath.inf) == "[2.0, ∞]"
+    assert interval_text(Fraction(1, 3), mpmath.inf, 4) == "[0.3333, ∞]"
+    assert interval_text(None, None) == "[-∞, ∞]"
+    assert proven_text(mpmath.mpf(1), None) == "[1.0, ∞]"
