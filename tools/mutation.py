@@ -116,6 +116,7 @@ TARGETS: tuple[Target, ...] = (
 #: out of the score; a survivor that is not here is a gap in the tests.
 _K = "src/deqrmt/numeric/_krawczyk.py:"
 _R = "src/deqrmt/numeric/_roots.py:"
+_E = "src/deqrmt/numeric/_enclosure_text.py:"
 #: Newton's precision schedule: which precision each step runs at and how many bits the point
 #: is said to be trusted to.  It decides speed and the radii Krawczyk tries, never what is
 #: proved: K(Q) ⊂ int Q is checked on whatever point comes out (a bad schedule can only make
@@ -142,11 +143,15 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "differ only at an exact power of 2; " + _SCHEDULE,
     _K + "75:17: + -> -": "Q - x is a ball centred at 0 (Q = [x +- r] is built around x), so "
     "adding or subtracting (1 - Y h'(Q))(Q - x) gives the same ball",
+    _K + "91:16: <= -> <": "the radius exactly at the stopping width 2^(16-prec)|mid|: one "
+    "round more only narrows a ball that is already proved",
     _K + "97:18: < -> <=": "a round that shrinks the ball exactly fourfold: measure zero, "
     "and one round more or less only moves the width, never the enclosure",
     _K + "97:42: 4 -> 5": "contract stops after a round that shrank 4-5x instead of going on: "
     "the ball is still proved, at worst one round wider (never a wrong digit; at worst the "
     "guard digits beyond those printed are not all trimmed)",
+    _E + "31:42: >= -> >": "exp == 0: Fraction(man * 2**0) and Fraction(man, 2**-0) are equal",
+    _E + "31:49: 0 -> 1": "exp == 0: Fraction(man * 2**0) and Fraction(man, 2**-0) are equal",
     _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
     "turning point; splitting the cell there or not finds the same roots",
     _R + "120:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
