@@ -145,6 +145,10 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "adding or subtracting (1 - Y h'(Q))(Q - x) gives the same ball",
     _K + "91:16: <= -> <": "the radius exactly at the stopping width 2^(16-prec)|mid|: one "
     "round more only narrows a ball that is already proved",
+    _K + "91:53: 16 -> 17": "stops at 2^-(prec-17) instead of 2^-(prec-16) relative: at most one "
+    "round fewer, the ball still proved and still ~10^-(dps+2) wide, beyond the digits printed",
+    _K + "96:22: + -> -": "k - x is a ball centred at 0 (x is k's midpoint), so adding or "
+    "subtracting (1 - Y h'(Q))(k - x) gives the same ball",
     _K + "97:18: < -> <=": "a round that shrinks the ball exactly fourfold: measure zero, "
     "and one round more or less only moves the width, never the enclosure",
     _K + "97:42: 4 -> 5": "contract stops after a round that shrank 4-5x instead of going on: "
@@ -528,6 +532,12 @@ def _jobs(
     cover = None if args.tests else coverage_map(targets, root, work, args.map_timeout)
     if cover is None and not args.tests:
         raise SystemExit(1)
+    if args.tests:  # a test that fails unmutated would "kill" every mutant
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.tests]
+        rc, out = _run(cmd, root, _env(root / "src"), args.map_timeout)
+        if rc != 0:
+            print(f"the tests fail unmutated (exit {rc}):\n{out[-3000:]}")
+            raise SystemExit(1)
     for target in targets:
         source = (root / target.path).read_text(encoding="utf-8")
         mutator = Mutator(target.path, source, target.functions)
