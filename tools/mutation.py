@@ -117,6 +117,7 @@ TARGETS: tuple[Target, ...] = (
 _K = "src/deqrmt/numeric/_krawczyk.py:"
 _R = "src/deqrmt/numeric/_roots.py:"
 _E = "src/deqrmt/numeric/_enclosure_text.py:"
+_F = "src/deqrmt/numeric/_fixed_point.py:"
 #: Newton's precision schedule: which precision each step runs at and how many bits the point
 #: is said to be trusted to.  It decides speed and the radii Krawczyk tries, never what is
 #: proved: K(Q) ⊂ int Q is checked on whatever point comes out (a bad schedule can only make
@@ -156,6 +157,11 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "guard digits beyond those printed are not all trimmed)",
     _E + "31:42: >= -> >": "exp == 0: Fraction(man * 2**0) and Fraction(man, 2**-0) are equal",
     _E + "31:49: 0 -> 1": "exp == 0: Fraction(man * 2**0) and Fraction(man, 2**-0) are equal",
+    _F + "153:52: True -> False": "zip(strict=...): the generated centering formula gives one "
+    "output per name, so the lengths always match (test_generated_formulas keeps the module "
+    "current)",
+    _F + "265:19: 10 -> 11": "a tighter tolerance, 11^-(dps-2) < 10^-(dps-2): polish stops a "
+    "step later at most, the same root to the digits kept",
     _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
     "turning point; splitting the cell there or not finds the same roots",
     _R + "120:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
