@@ -103,6 +103,7 @@ TARGETS: tuple[Target, ...] = (
         (
             "exact_value",
             "round_decimal",
+            "round_ratio",  # round_decimal's integer core, where it has one
             "decimal_value",
             "format_decimal",
             "ball_text",
