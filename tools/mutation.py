@@ -25,7 +25,10 @@ keyed ``path:line:column: mutation``) are reported with the reason and left out 
 Prints, per target and in all, killed / survivors and the score, and every unexplained survivor
 as ``path:line:column: mutation``; exit 0 when the score reaches ``--goal`` (default 90 %), else 1.
 
-Time (2 cores shared with other jobs, load ~16): see docs/benchmarks.md, "Mutation testing".
+Time and the last scores: docs/benchmarks.md, "Mutation testing of the proof core" (on 2 busy
+cores: ~15 s a mutant whose tests are quick, up to ~10 min one whose survival is confirmed on the
+full test files; the coverage map of all targets ~17 min).  Last: ``_krawczyk`` 52/52 killed
+(18 explained), ``_enclosure_text`` 54/54 (9 explained), ``_roots``' cell model 41/41 (1).
 """
 
 from __future__ import annotations
