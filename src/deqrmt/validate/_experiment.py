@@ -150,8 +150,8 @@ def _enough(name: str, have: int, n_train: int, n_test: int, split: bool) -> Non
     if need > have:
         asked = f"n_train + n_test = {need}" if split else f"{need} samples"
         raise InvalidArgument(
-            f"{name} has {have} samples, fewer than the {asked} asked; lower n_train "
-            "(--n-train) or n_test (--n-test)."
+            f"{name} has {have} samples, fewer than the {asked} asked; lower n_train=… "
+            "or n_test=…."
         )
 
 
@@ -230,12 +230,12 @@ def check_arguments(
     if isinstance(datasets, str) or not isinstance(datasets, Sequence):
         raise InvalidArgument(
             f"datasets={shown(datasets)}: give a list such as ['gmm', 'digits'] "
-            "(--dataset gmm,digits)."
+            "(datasets=['gmm', 'digits'])."
         )
     if not datasets:
         raise InvalidArgument(
             "no dataset given; name one or more of gmm, digits, mnist:DIR, fashion:DIR "
-            "(--dataset gmm,digits)."
+            "(datasets=['gmm', 'digits'])."
         )
     for spec in datasets:
         _dataset_kind(spec)
@@ -252,9 +252,9 @@ def check_arguments(
     if flops > MAX_FLOPS:
         raise BudgetExceeded(
             f"{what} needs about {flops:.2g} floating-point operations, over the budget of "
-            f"{MAX_FLOPS:.2g} (MAX_FLOPS, docs/limits.md); lower --m, --n-train or --seeds."
+            f"{MAX_FLOPS:.2g} (MAX_FLOPS, docs/limits.md); lower m=…, n_train=… or seeds=…."
         )
-    check_memory(peak, what, "lower --m or --n-train")
+    check_memory(peak, what, "lower m=… or n_train=…")
 
 
 def enn_features(
