@@ -10,6 +10,7 @@ group: nanny and worker process alike) and reaped in the ``procs`` fixture's ``f
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -293,6 +294,14 @@ def _recipe() -> tuple[str, str]:
     return blocks[0], blocks[1]
 
 
+def _need_jobqueue() -> None:
+    """Skip without dask-jobqueue; found, not imported: importing ``dask_jobqueue.runner`` sets
+    a process-wide SIGINT handler (``sys.exit``) that would leak into later tests of this
+    worker (the recipe itself runs in a subprocess)."""
+    if importlib.util.find_spec("dask_jobqueue") is None:
+        pytest.skip("dask-jobqueue is not installed (pip install 'deqrmt[cluster]')")
+
+
 def _jobqueue_env() -> dict[str, str]:
     env = _env()
     # the recipe's scheduler serves its dashboard at a port the OS chooses, not 8787
@@ -303,7 +312,7 @@ def _jobqueue_env() -> dict[str, str]:
 def test_slurm_recipe_writes_the_job_script_it_promises(tmp_path: Path) -> None:
     """The first block, as written, with no SLURM here: a SLURMCluster and its job script, whose
     workers are single-threaded processes with 1/16 of the job's memory each."""
-    pytest.importorskip("dask_jobqueue")
+    _need_jobqueue()
     describe, _ = _recipe()
     done = subprocess.run(
         [sys.executable, "-c", describe + "\ncluster.close()\n"],
@@ -344,7 +353,7 @@ def test_slurm_recipe_runs_a_sweep_on_its_jobs(tmp_path: Path) -> None:
     """Both blocks as written, but for the size (one job of two workers) and with sbatch and
     scancel stand-ins that run the job script on this machine: the sweep completes on the
     jobs' workers, and closing the cluster cancels the job."""
-    pytest.importorskip("dask_jobqueue")
+    _need_jobqueue()
     describe, submit = _recipe()
     for old, new in (("cores=16,", "cores=2,"), ("processes=16,", "processes=2,"),
                      ('memory="64GB",', 'memory="4GB",')):  # fmt: skip
