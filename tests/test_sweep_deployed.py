@@ -34,14 +34,14 @@ REPO = Path(__file__).resolve().parents[1]
 #: What `dask scheduler` prints (on stderr) once it listens.
 SCHEDULER_AT = re.compile(rb"Scheduler at:\s+(tcp://127\.0\.0\.1:[0-9]+)")
 
-#: 12 coefficient tasks of 0.3–1 s each (SiLU-like activations: quadrature at 25 digits), so
-#: that a worker is still busy when the test kills it.
-SPEC_12 = textwrap.dedent(
+#: 24 coefficient tasks (SiLU-like activations, quadrature at 30 digits): a window of many tasks in which to kill a worker mid-run, also on an idle
+#: machine where 12 tasks of dps 25 could end between two looks of the observer
+SPEC_24 = textwrap.dedent(
     """
     kind = "coefficients"
     activations = ["x*sigmoid(4*x)", "x*sigmoid(8*x)"]
-    sigma_a2 = "0.1:0.9:6"
-    dps = 25
+    sigma_a2 = "0.1:0.9:12"
+    dps = 30
     """
 )
 #: Three cheap tasks: enough to see a cluster answer.
@@ -137,16 +137,16 @@ def _stored(store: Path) -> list[tuple[Any, ...]]:
         return []
 
 
-# 47 s on 2 cores at load average 17 (two workers with nannies, 12 tasks, one SIGKILL)
+# 15 s on 2 idle cores (two workers with nannies, 24 tasks, one SIGKILL)
 def test_deqrmt_sweep_on_dask_scheduler_survives_a_killed_worker(
     tmp_path: Path, procs: list[subprocess.Popen[bytes]]
 ) -> None:
     from distributed import Client
 
     spec_path = tmp_path / "spec.toml"
-    spec_path.write_text(SPEC_12)
+    spec_path.write_text(SPEC_24)
     spec = load_spec(spec_path)
-    assert len(spec.tasks) == 12
+    assert len(spec.tasks) == 24
     store = tmp_path / "spec.sqlite"
     log = tmp_path / "dask.log"
     address = _dask_scheduler(procs, log)
@@ -184,7 +184,7 @@ def test_deqrmt_sweep_on_dask_scheduler_survives_a_killed_worker(
         driver.wait(timeout=600)
     assert driver.returncode == 0, err.read_text(errors="replace")[-3000:]
     report = json.loads(out.read_text())
-    assert (report["submitted"], report["completed"], report["failed_this_run"]) == (12, 12, 0)
+    assert (report["submitted"], report["completed"], report["failed_this_run"]) == (24, 24, 0)
     # Killed mid-run: results were still to come, and all of them came from the survivor.
     assert 1 <= killed["stored"] <= len(spec.tasks) - 6
     rows = _rows(store)
@@ -200,7 +200,7 @@ def test_deqrmt_sweep_on_dask_scheduler_survives_a_killed_worker(
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     try:
         assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        assert db.execute("SELECT completed, failed FROM runs").fetchall() == [(12, 0)]
+        assert db.execute("SELECT completed, failed FROM runs").fetchall() == [(24, 0)]
     finally:
         db.close()
     with ResultStore(store, create=False) as st:
