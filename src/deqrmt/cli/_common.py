@@ -17,6 +17,7 @@ from .._text import print_stderr
 from .._untrusted import integer
 
 __all__ = [
+    "positive_int",
     "ARGUMENT_FLAGS",
     "HelpFormatter",
     "Parser",
@@ -557,3 +558,14 @@ def check_plot_target(directory: str, names: tuple[str, ...], *, force: bool) ->
     if os.path.isdir(directory):
         for name in names:
             check_output(os.path.join(directory, name), force=force)
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1 (``--workers``, ``--tile``)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v

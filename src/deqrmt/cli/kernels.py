@@ -26,6 +26,7 @@ from ._common import (
     add_problem,
     add_trainable,
     names,
+    positive_int,
     print_json,
     require_extra,
 )
@@ -36,16 +37,6 @@ NAME = "kernels"
 
 #: The most bytes of a text table (``--data X.csv``): larger data belongs in a .npy file.
 MAX_TEXT_BYTES = 64 * 1024**2
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -92,7 +83,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--tile",
-        type=_positive,
+        type=positive_int,
         default=None,
         metavar="T",
         help="tile side, 1 to 2048: the store's chunks are T × T, one Dask task per tile "
@@ -107,7 +98,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--workers",
-        type=_positive,
+        type=positive_int,
         default=None,
         metavar="N",
         help="embedded cluster: worker processes (default: one per core); with --scheduler: "

@@ -26,22 +26,13 @@ from ._common import (
     add_plot,
     add_quiet,
     bar_enabled,
+    positive_int,
     print_json,
 )
 
 __all__ = ["NAME", "register", "run"]
 
 NAME = "sweep"
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -73,7 +64,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--workers",
-        type=_positive,
+        type=positive_int,
         default=None,
         metavar="N",
         help="embedded cluster: worker processes (default: one per core); with --scheduler: "
