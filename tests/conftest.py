@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -83,6 +84,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # The cache key too (issue 27): never ~/.config/deqrmt/cache.key; one key per process.
     os.environ["DEQRMT_CACHE_KEY"] = secrets.token_hex(32)
     _SAVED["MPLCONFIGDIR"] = os.environ.pop("MPLCONFIGDIR", None)  # matplotlib: under HOME
+    # Ctrl-C as a terminal delivers it, however the suite was started: a shell without job
+    # control starts background commands (`… &`, nohup) with SIGINT ignored, an ignore that
+    # every child inherits and that Python then respects (no KeyboardInterrupt at all).  A
+    # handler installed here is reset to the default at exec, so the processes the tests start
+    # get Python's KeyboardInterrupt again.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
