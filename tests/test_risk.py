@@ -74,8 +74,10 @@ def iid_mc() -> dict[tuple[float, float], np.ndarray]:
     for ratio, lam in CASES:
         m = int(ratio * N)
         out[ratio, lam] = np.array(
-            [_primal(np.random.default_rng([7, m, s]).standard_normal((m, P)), lam)
-             for s in range(SEEDS)]  # fmt: skip
+            [
+                _primal(np.random.default_rng([7, m, s]).standard_normal((m, P)), lam)
+                for s in range(SEEDS)
+            ]  # fmt: skip
         )
     return out
 

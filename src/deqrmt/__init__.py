@@ -69,9 +69,9 @@ if TYPE_CHECKING:
     from .symbolic import parse_activation as parse_activation
     from .validate import DEQKernel as DEQKernel
     from .validate import Prediction as Prediction
+    from .validate import RiskCurve as RiskCurve
     from .validate import SpectrumReport as SpectrumReport
     from .validate import equivalent_kernels as equivalent_kernels
-    from .validate import RiskCurve as RiskCurve
     from .validate import predict as predict
     from .validate import risk as risk
     from .validate import spectrum as spectrum

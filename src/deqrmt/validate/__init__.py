@@ -48,11 +48,11 @@ if TYPE_CHECKING:
     from ._predict import Prediction as Prediction
     from ._predict import predict as predict
     from ._report import report_dict as report_dict
+    from ._report import report_json as report_json
+    from ._report import report_text as report_text
     from ._risk import RiskCurve as RiskCurve
     from ._risk import RiskPoint as RiskPoint
     from ._risk import risk as risk
-    from ._report import report_json as report_json
-    from ._report import report_text as report_text
     from ._sklearn import DEQKernel as DEQKernel
     from ._spectrum import KernelSpectrum as KernelSpectrum
     from ._spectrum import MonteCarloSpectrum as MonteCarloSpectrum

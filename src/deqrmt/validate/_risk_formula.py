@@ -35,11 +35,13 @@ __all__ = ["KernelRisk", "RiskValues", "empirical_risk", "kernel_ridge_risk"]
 
 @dataclasses.dataclass(frozen=True)
 class RiskValues:
-    """One prediction: the training and test MSE and the fixed point δ."""
+    """One prediction: the training and test MSE, the fixed point δ and the variance terms'
+    denominator 1 − (1/m) tr(ΨQ̄ΨQ̄) (small near the interpolation peak)."""
 
     train: float
     test: float
     delta: float
+    denominator: float = 1.0
 
 
 class KernelRisk:
@@ -122,7 +124,7 @@ class KernelRisk:
         c2 = s * s * self.cross2
         inner = s * self.test_trace - float(np.sum(q * c2)) - ridge * float(np.sum(q * q * c2))
         test = bias + var_scale * inner / nt
-        return RiskValues(train, test, d)
+        return RiskValues(train, test, d, denom)
 
 
 def empirical_risk(

@@ -11,10 +11,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["COLUMNS", "RiskCurve", "RiskPoint", "risk_figure"]
+__all__ = ["COLUMNS", "PEAK", "RiskCurve", "RiskPoint", "risk_figure"]
 
 #: the two predictions, in the order of the table
 COLUMNS = ("exact", "equivalent")
+#: 1 − (1/m) tr(ΨQ̄ΨQ̄) below which a point is "at the interpolation peak" in the reasons
+PEAK = 0.25
 
 
 def _num(x: float | None) -> str | None:
@@ -30,6 +32,9 @@ class RiskPoint:
       train, test: column → predicted training / test MSE (``"exact"``: Φ = G*;
         ``"equivalent"``: Φ = Ḡ).
       delta: column → the fixed point δ of the deterministic equivalent.
+      denominator: column → 1 − (1/m) tr(ΨQ̄ΨQ̄), the variance terms' denominator: small
+        near the interpolation peak, where the equivalent's finite-n corrections grow as its
+        inverse.
       kernel_ridge: the test MSE of kernel ridge regression with G* at ridge λ·n/m (the limit
         m → ∞ of the same estimator).
       sampled_train, sampled_test: (mean, standard deviation) over the sampled DEQs, or None.
@@ -45,6 +50,7 @@ class RiskPoint:
     train: dict[str, float]
     test: dict[str, float]
     delta: dict[str, float]
+    denominator: dict[str, float]
     kernel_ridge: float
     sampled_train: tuple[float, float] | None
     sampled_test: tuple[float, float] | None
@@ -70,9 +76,10 @@ class RiskPoint:
         train = {k: float(v.train) for k, v in pred.items()}
         test = {k: float(v.test) for k, v in pred.items()}
         delta = {k: float(v.delta) for k, v in pred.items()}
+        denom = {k: float(v.denominator) for k, v in pred.items()}
         if sampled is None:
-            return cls(ratio, width, ridge, train, test, delta, kernel_ridge, None, None, 0,
-                       None, None, "")  # fmt: skip
+            return cls(ratio, width, ridge, train, test, delta, denom, kernel_ridge, None, None,
+                       0, None, None, "")  # fmt: skip
         s = sampled.shape[0]
         mean, sd = sampled.mean(axis=0), sampled.std(axis=0, ddof=1)
         tol = z * float(sd[1]) / math.sqrt(s) + rtol * abs(float(mean[1]))
@@ -85,8 +92,14 @@ class RiskPoint:
                 f"(|Δ| = {off[k]:.3g} > tolerance {tol:.3g})"
                 for k in bad
             )
+            if denom["exact"] < PEAK:
+                reason += (
+                    f" — at the interpolation peak (1 − tr(ΨQ̄ΨQ̄)/m = {denom['exact']:.3g}): "
+                    "the equivalent's finite-n corrections grow as its inverse there, and the "
+                    "sampled MSE has a heavy right tail that few seeds underestimate"
+                )
         return cls(
-            ratio, width, ridge, train, test, delta, kernel_ridge,
+            ratio, width, ridge, train, test, delta, denom, kernel_ridge,
             (float(mean[0]), float(sd[0])), (float(mean[1]), float(sd[1])), s, tol, not bad,
             reason,
         )  # fmt: skip
@@ -98,8 +111,12 @@ class RiskPoint:
             "width": self.width,
             "ridge": _num(self.ridge),
             "predicted": {
-                k: {"train": _num(self.train[k]), "test": _num(self.test[k]),
-                    "delta": _num(self.delta[k])}  # fmt: skip
+                k: {
+                    "train": _num(self.train[k]),
+                    "test": _num(self.test[k]),
+                    "delta": _num(self.delta[k]),
+                    "denominator": _num(self.denominator[k]),
+                }  # fmt: skip
                 for k in COLUMNS
             },
             "kernel_ridge_test": _num(self.kernel_ridge),
@@ -265,7 +282,10 @@ def risk_figure(curve: RiskCurve) -> Any:
 
     fig = Figure(figsize=(10, 4), layout="constrained")
     axes = fig.subplots(1, 2)
-    styles = {"exact": ("C0", "-", "predicted from G*"), "equivalent": ("C3", "--", "predicted from Ḡ")}
+    styles = {
+        "exact": ("C0", "-", "predicted from G*"),
+        "equivalent": ("C3", "--", "predicted from Ḡ"),
+    }
     for j, lam in enumerate(curve.ridges()):
         pts = curve.curve(lam)
         x = [p.ratio for p in pts]
