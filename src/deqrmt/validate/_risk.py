@@ -17,8 +17,8 @@ m → ∞: the per-feature covariance Φ of the random-features theory is the DE
 
 The deterministic equivalent is proven for i.i.d. random features (rows of Σ independent given
 X); a DEQ's neurons are coupled through A, so for DEQ features it is a conjecture that (c)
-judges: the verdict passes where |(a) − (c)| and |(b) − (c)| ≤ ``z``·SE + ``rtol``·|(c)| for the
-test MSE at every point (SE the standard error of the seeds' mean).  The training MSE is
+judges: the verdict passes where ``|(a) − (c)|`` and ``|(b) − (c)|`` are at most
+``z·SE + rtol·|(c)|`` for the test MSE at every point (SE the standard error of the seeds' mean).  The training MSE is
 reported beside it, not judged (above the interpolation threshold it is O(λ²), where finite-n
 corrections are of the order of the value).
 """
@@ -93,7 +93,7 @@ def risk(
       sigma_a2, sigma_b2: σ_a², σ_b² (σ_b² defaults to 1 − σ_a²).
       mc: also sample ``seeds`` DEQs per width (needs torch) and judge the predictions.
       seeds: DEQs per width, 2 to 1000.  seed: the data's and the networks' seed.
-      z, rtol: the verdict's tolerance, ``z``·SE + ``rtol``·|sampled| (z ≥ 0, rtol ≥ 0).
+      z, rtol: the verdict's tolerance, ``z·SE + rtol·|sampled|`` (z ≥ 0, rtol ≥ 0).
       device: where the DEQs are solved: auto (CUDA when available), cpu, cuda.
       progress: True for a bar over the sampled DEQs, a callable ``progress(done, total)``,
         or None/False.

@@ -39,7 +39,7 @@ class RiskPoint:
         m → ∞ of the same estimator).
       sampled_train, sampled_test: (mean, standard deviation) over the sampled DEQs, or None.
       seeds: the number of sampled DEQs (0 without Monte Carlo).
-      tolerance: z·SE + rtol·|sampled test MSE| (None without Monte Carlo).
+      tolerance: ``z·SE + rtol·|sampled test MSE|`` (None without Monte Carlo).
       passed: whether both predicted test MSEs are within ``tolerance`` of the sampled one
         (None without Monte Carlo).  reason: why not, or an empty string.
     """
@@ -72,7 +72,7 @@ class RiskPoint:
         rtol: float,
     ) -> RiskPoint:
         """The point from the predictions (column → RiskValues) and the seeds × (train, test)
-        sampled MSEs (or None), judged with tolerance z·SE + rtol·|sampled|."""
+        sampled MSEs (or None), judged with tolerance ``z·SE + rtol·|sampled|``."""
         train = {k: float(v.train) for k, v in pred.items()}
         test = {k: float(v.test) for k, v in pred.items()}
         delta = {k: float(v.delta) for k, v in pred.items()}
@@ -146,7 +146,7 @@ class RiskCurve:
       sigma_a2, sigma_b2: σ_a², σ_b² as exact strings.
       points: one :class:`RiskPoint` per (ratio, ridge), ratios outer.
       seeds: DEQs sampled per width (0 without Monte Carlo).
-      z, rtol: the verdict's tolerance z·SE + rtol·|sampled|.
+      z, rtol: the verdict's tolerance ``z·SE + rtol·|sampled|``.
       passed: the verdict (None without Monte Carlo); reasons: one line per failed point.
       notes: what is proven and what is not, and caveats.
 
