@@ -141,10 +141,10 @@ def run(args: argparse.Namespace) -> int:
         from .._progress import progress_bar
         from ..validate import risk
 
+        # one bar over the sampled networks (the predictions alone take seconds: no bar)
         total = args.seeds * len(ratios) if args.mc else 1
-        with progress_bar(
-            total, f"risk {args.activation}", unit="net", enabled=bar_enabled(args)
-        ) as bar:
+        enabled = bar_enabled(args) if args.mc else False
+        with progress_bar(total, f"risk {args.activation}", unit="net", enabled=enabled) as bar:
             curve = risk(
                 args.activation, data=args.data, n=args.n, n_test=args.n_test,
                 mixture=args.mixture, ratios=ratios, ridges=ridges, sigma_a2=args.sigma_a2,
