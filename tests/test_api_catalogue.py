@@ -220,6 +220,7 @@ BASE: dict[str, dict[str, Any]] = {
     "explicit_coefficients": {"dps": 12},
     "deq_coefficients_sweep": {"sigma_a2": [0.2]},
     "spectrum": {"n": 100, "d": 120, "points": 64},
+    "risk": {"n": 16, "ratios": [1]},
     "design_enn": {"dps": 12, "starts": 1, "layers": 1},
     "scan_fixed_points": {"problem": deqrmt.DEQProblem.make("relu", dps=12)},
 }
@@ -240,6 +241,7 @@ RECORDS = {
     "DEQSensitivities",
     "ExplicitCoefficients",
     "Prediction",
+    "RiskCurve",
     "SpectralLaw",
     "SpectrumReport",
     "Verified",
@@ -278,6 +280,7 @@ def _instances() -> dict[str, Any]:
         "FixedPointScan": deqrmt.scan_fixed_points(coef.problem),
         "CheckReport": deqrmt.check_activation("relu"),
         "Prediction": deqrmt.predict("relu", X, np.arange(4.0), X[:2]),
+        "RiskCurve": deqrmt.risk("relu", n=16, ratios=[1], ridges=[1e-2]),
     }
 
 

@@ -24,6 +24,7 @@ COMMANDS = [
     ["bias", "1/(1-w)"],
     ["validate", "tanh", "--n", "64,128", "--no-mc"],
     ["spectrum", "tanh", "--data", "gmm", "--n", "64"],
+    ["risk", "tanh", "--n", "32", "--ratios", "0.5,2"],
 ]
 
 

@@ -85,6 +85,12 @@ CASES: dict[tuple[str, str], tuple[list[str], str, str, bool]] = {
     ("sweep", "--plot"): (["sweep", "SPEC"], "deqrmt.sweep:run_sweep", "coefficients.png", True),
     ("sweep", "--export"): (["sweep", "SPEC"], "deqrmt.sweep:run_sweep", "", False),
     ("sweep", "--store"): (["sweep", "SPEC"], "deqrmt.sweep._run:_pending", "", False),
+    ("risk", "--plot"): (
+        ["risk", "tanh", "--n", "32", "--ratios", "1"],
+        "deqrmt.validate._risk:_run",
+        "",
+        False,
+    ),
     ("predict", "--out"): (
         ["predict", "tanh", "--train", "X.npy", "--labels", "y.npy", "--test", "Xte.npy"],
         "deqrmt.symbolic:get_activation",

@@ -101,6 +101,7 @@ CLI_EXAMPLES: dict[str, list[str]] = {
     "activations": ["activations"],
     "families": ["families"],
     # four training points and two test points in 3 dimensions, as text files of numbers
+    "risk": ["risk tanh --n 64 --ratios 0.5,1,2 --ridge 1e-3"],
     "predict": [
         "cat > X.csv <<EOF",
         "0.6,0.1,-0.3",

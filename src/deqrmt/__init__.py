@@ -69,9 +69,11 @@ if TYPE_CHECKING:
     from .symbolic import parse_activation as parse_activation
     from .validate import DEQKernel as DEQKernel
     from .validate import Prediction as Prediction
+    from .validate import RiskCurve as RiskCurve
     from .validate import SpectrumReport as SpectrumReport
     from .validate import equivalent_kernels as equivalent_kernels
     from .validate import predict as predict
+    from .validate import risk as risk
     from .validate import spectrum as spectrum
 
 _LAZY = {
@@ -101,6 +103,8 @@ _LAZY = {
     "SpectralLaw": ".numeric",
     # what the infinitely wide DEQ predicts (gradient flow with K*, the GP posterior with G*)
     **dict.fromkeys(("Prediction", "predict"), ".validate"),
+    # learning curves of ridge regression on DEQ random features (G*, Ḡ, sampled)
+    **dict.fromkeys(("RiskCurve", "risk"), ".validate"),
     # ∂/∂σ_a², ∂/∂σ_b² of every DEQ coefficient (implicit differentiation, proven)
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), ".numeric"),
 }  # fmt: skip

@@ -64,6 +64,7 @@ COMMANDS: tuple[str, ...] = (
     "validate",
     "spectrum",
     "predict",
+    "risk",
     "check",
     "sweep",
     "kernels",

@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from ._report import report_dict as report_dict
     from ._report import report_json as report_json
     from ._report import report_text as report_text
+    from ._risk import RiskCurve as RiskCurve
+    from ._risk import RiskPoint as RiskPoint
+    from ._risk import risk as risk
     from ._sklearn import DEQKernel as DEQKernel
     from ._spectrum import KernelSpectrum as KernelSpectrum
     from ._spectrum import MonteCarloSpectrum as MonteCarloSpectrum
@@ -118,6 +121,10 @@ _EXPORTS = {
     # what the infinitely wide DEQ predicts: gradient flow with K*, the GP posterior with G*
     "Prediction": "_predict",
     "predict": "_predict",
+    # learning curves of ridge regression on DEQ random features
+    "RiskCurve": "_risk",
+    "RiskPoint": "_risk",
+    "risk": "_risk",
 }
 
 __all__ = sorted(_EXPORTS)
