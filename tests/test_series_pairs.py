@@ -34,9 +34,7 @@ def _table(parity: int | None, seed: int) -> SeriesTable:
     if parity is not None:
         coef[ks % 2 != parity] = 0.0
     tails = np.array([[math.fsum(coef[k + 1 :, i] ** 2) for i in range(N)] for k in ks])
-    table = SeriesTable(
-        torch.as_tensor(coef), tails.max(axis=1), DEGREE, 1e-14, 1e-12, 0.0, parity
-    )
+    table = SeriesTable(torch.as_tensor(coef), tails.max(axis=1), DEGREE, 1e-14, 1e-12, 0.0, parity)
     lo, hi = 0.0, 1.0
     for _ in range(60):
         mid = 0.5 * (lo + hi)
@@ -62,9 +60,7 @@ def test_pairs_equal_the_series_summed_term_by_term(parity: int | None) -> None:
     j = rng.integers(0, N, m)
     rho = rng.uniform(-1, 1, m) * table.rho_cap
     rho[:3] = [0.0, table.rho_cap, -table.rho_cap]  # the ends of the range
-    f, d, used = horner_pairs(
-        table, torch.as_tensor(i), torch.as_tensor(j), torch.as_tensor(rho)
-    )
+    f, d, used = horner_pairs(table, torch.as_tensor(i), torch.as_tensor(j), torch.as_tensor(rho))
     assert 0 < used <= DEGREE
     coef = table.coef_t.numpy()
     for m_ in range(0, m, 37):  # a sample of the pairs, every chunk represented
