@@ -198,8 +198,8 @@ def horner_pairs(
     Vectorised over degrees as well as pairs, which is what makes raw rows (tens of thousands
     of pairs beyond the tiles' reach, at degrees in the hundreds) cheap: the pairs sorted by
     |ρ|, each chunk's coefficients gathered as rows of the sample-major table, the powers of ρ
-    (ρ² for a series of one parity) by one cumulative product, and the sums by one product
-    and one matrix–vector product each.  A chunk is as many pairs as keep its arrays within
+    (ρ² for a series of one parity) by one cumulative product, the terms a_j x^(j−1) formed
+    once, then summed (P = a_0 + x·Σ) and weighted by j (P', one matrix–vector product).  A chunk is as many pairs as keep its arrays within
     :data:`_PAIR_BUDGET` entries at its degree: thousands of the many moderate pairs, a few
     hundred of the most alike.  (Horner's rule over a chunk costs one torch call per degree,
     which at these sizes is the whole cost.)  The rounding error is that of the sum of the
@@ -252,18 +252,25 @@ def _series_sum(
     if J < 0:
         return torch.zeros_like(r), torch.zeros_like(r)
     ab = cols.index_select(0, i)
-    ab.mul_(cols.index_select(0, j))  # c_k(q_i)·c_k(q_j), pairs × degrees
-    pw = torch.empty_like(ab)  # x^0 … x^J by one cumulative product
-    pw[:, 0] = 1.0
-    if J:
-        torch.cumprod(x[:, None].expand(-1, J), dim=1, out=pw[:, 1:])
-    P = (ab * pw).sum(1)
-    if J:
-        # P'(x) = Σ_j j·a_j x^(j−1): the products a_j x^(j−1) weighted by j, a matrix–vector
-        ks = torch.arange(1, J + 1, dtype=ab.dtype, device=ab.device)
-        dP = ab[:, 1:].mul_(pw[:, :-1]) @ ks
-    else:
-        dP = torch.zeros_like(P)
+    ab.mul_(cols.index_select(0, j))  # a_j = c_k(q_i)·c_k(q_j), pairs × degrees
+    if not J:
+        return _by_parity(ab[:, 0].clone(), torch.zeros_like(r), r, x, parity)
+    pw = torch.empty((ab.shape[0], J), dtype=ab.dtype, device=ab.device)
+    pw[:, 0] = 1.0  # x^0 … x^(J−1) by one cumulative product
+    if J > 1:
+        torch.cumprod(x[:, None].expand(-1, J - 1), dim=1, out=pw[:, 1:])
+    terms = ab[:, 1:].mul_(pw)  # a_j x^(j−1), j ≥ 1, in place
+    # P = a_0 + x·Σ_j a_j x^(j−1); P' = Σ_j j·a_j x^(j−1), a matrix–vector product
+    ks = torch.arange(1, J + 1, dtype=ab.dtype, device=ab.device)
+    P = torch.addcmul(ab[:, 0], x, terms.sum(1))
+    dP = terms @ ks
+    return _by_parity(P, dP, r, x, parity)
+
+
+def _by_parity(
+    P: torch.Tensor, dP: torch.Tensor, r: torch.Tensor, x: torch.Tensor, parity: int | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(p, ∂p/∂ρ) from P(x) and P'(x): x = ρ (every degree) or x = ρ² (one parity)."""
     if parity is None:
         return P, dP
     if parity:
