@@ -431,7 +431,7 @@ class _MehlerTile(TileMap):
         """
         if self.a.shape[0] < 2:
             return None
-        if self.a.shape[0] >= 3 and self.m.parity == 0:
+        if self.a.shape[0] >= 3 and self.m.parity != 1:
             return self._quadratic_start()
         lin = torch.outer(self.a[1], self.b[1])
         num = torch.outer(self.a[0], self.b[0]).addcmul_(lin, self.rho0)
@@ -439,20 +439,16 @@ class _MehlerTile(TileMap):
         return num.div_(torch.addcmul(one, lin, self.inv_s, value=-self.sa2))
 
     def _quadratic_start(self) -> torch.Tensor:
-        """The fixed point of the series cut after ρ², for an even series (an even φ such as
-        x·erf(x) has c₁ = 0, where the cut after ρ¹ is only G = c₀c₀'):
+        """The fixed point of the series cut after ρ², for a series with even terms (an even φ
+        such as x·erf(x) has c₁ = 0, where the cut after ρ¹ is only G = c₀c₀'; GELU, SiLU):
 
         with ρ = ρ₀ + sG (s = σ_a²/√(q_i q_j)), G = A + Lρ + Cρ² (A = c₀c₀', L = c₁c₁',
         C = c₂c₂') is `αG² + βG + γ = 0`, α = Cs², β = (L + 2Cρ₀)s − 1, γ = A + Lρ₀ + Cρ₀²;
         its root that tends to the linear one as C → 0 is 2γ/(−β + √(β² − 4αγ)) (no
-        cancellation).  Its error is the ρ⁴ term: on raw rows that saturate x·erf(x) one
-        Newton evaluation fewer per tile (measured 5 → 4; L = 0 here, kept for the formula's
-        sake).  Where the discriminant is negative or the denominator not positive (far from
-        the theory's data), the root of the equation without C is used instead.
-
-        Only for even series: for GELU and SiLU (every degree) the same start also saves an
-        evaluation, but by stopping at an iterate whose last Newton step is just under the
-        tolerance (its error ~1e-13 of the scale, where the cut after ρ¹ ends ~1e-16).
+        cancellation).  Its error is the ρ³ (ρ⁴ for an even φ) term: on raw rows that
+        saturate x·erf(x) one Newton evaluation fewer per tile (measured 5 → 4).  Where the
+        discriminant is negative or the denominator not positive (far from the theory's
+        data), the linear start is used instead.
         """
         A = torch.outer(self.a[0], self.b[0])
         L = torch.outer(self.a[1], self.b[1])
