@@ -431,38 +431,10 @@ class _MehlerTile(TileMap):
         """
         if self.a.shape[0] < 2:
             return None
-        if self.a.shape[0] >= 3 and self.m.parity != 1:
-            return self._quadratic_start()
         lin = torch.outer(self.a[1], self.b[1])
         num = torch.outer(self.a[0], self.b[0]).addcmul_(lin, self.rho0)
         one = torch.ones((), dtype=lin.dtype, device=lin.device)
         return num.div_(torch.addcmul(one, lin, self.inv_s, value=-self.sa2))
-
-    def _quadratic_start(self) -> torch.Tensor:
-        """The fixed point of the series cut after ρ², for a series with even terms (an even φ
-        such as x·erf(x) has c₁ = 0, where the cut after ρ¹ is only G = c₀c₀'; GELU, SiLU):
-
-        with ρ = ρ₀ + sG (s = σ_a²/√(q_i q_j)), G = A + Lρ + Cρ² (A = c₀c₀', L = c₁c₁',
-        C = c₂c₂') is `αG² + βG + γ = 0`, α = Cs², β = (L + 2Cρ₀)s − 1, γ = A + Lρ₀ + Cρ₀²;
-        its root that tends to the linear one as C → 0 is 2γ/(−β + √(β² − 4αγ)) (no
-        cancellation).  Its error is the ρ³ (ρ⁴ for an even φ) term: on raw rows that
-        saturate x·erf(x) one Newton evaluation fewer per tile (measured 5 → 4).  Where the
-        discriminant is negative or the denominator not positive (far from the theory's
-        data), the linear start is used instead.
-        """
-        A = torch.outer(self.a[0], self.b[0])
-        L = torch.outer(self.a[1], self.b[1])
-        C = torch.outer(self.a[2], self.b[2])
-        s = self.inv_s * self.sa2
-        r0 = self.rho0
-        gamma = A.addcmul_(L, r0).addcmul_(C, r0 * r0)
-        beta = (L + 2 * C * r0).mul_(s).sub_(1.0)
-        disc = beta * beta - 4 * C * s * s * gamma
-        den = torch.sqrt(disc.clamp(min=0.0)).sub_(beta)
-        ok = (disc >= 0) & (den > 0)
-        quad = 2 * gamma / torch.where(ok, den, torch.ones_like(den))
-        lin = gamma / (-beta)  # the linear start (C dropped), where the root is not usable
-        return torch.where(ok, quad, lin)
 
     def __call__(self, g: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         m = self.m
