@@ -13,17 +13,27 @@ a second way: its first 48 rows against all columns as a cross kernel kernels(ac
 diagonal's scale.  The raw kernel's accuracy against an independent reference (nested
 quadrature) is a test: ``tests/test_kernels_scale.py``.
 
+The first call in a fresh process is measured too, as a user meets it: a whole process
+``import deqrmt; deqrmt.kernels("tanh", X)`` on 60 normalised rows (imports included) against a
+whole process ``python -c "import torch"`` and one ``python -c "import torch, sympy"`` (what
+the call imports today), interleaved, the median of ``--first-rounds`` (goal: ≤ 1.3× import
+torch).
+
     python benchmarks/kernels_scale.py                        # 1797 rows, four activations
     python benchmarks/kernels_scale.py --rows 400 --act tanh  # quicker
+    python benchmarks/kernels_scale.py --rows 0 --act ""      # the fresh first call only
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +42,50 @@ from _load import Load, add_force_flag, load_line, ratio_text  # noqa: E402
 
 #: the goal of a raw call against the normalised one
 GOAL = 2.0
+#: the goal of a fresh process's first call against a process that only imports torch
+FIRST_GOAL = 1.3
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+#: the first call as a user makes it, in a fresh interpreter
+FIRST_CALL = """
+import numpy as np
+import deqrmt
+X = np.random.default_rng(0).random((60, 64))
+X /= np.linalg.norm(X, axis=1, keepdims=True)
+deqrmt.kernels("tanh", X, sigma_a2=0.2, device="cpu")
+"""
+
+
+def _process(code: str) -> float:
+    """Wall time of a whole ``python -c code`` process (this tree's ``src`` on the path)."""
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True)
+    return time.perf_counter() - t
+
+
+def fresh_first_call(rounds: int, force: bool) -> None:
+    """Print the first call in a fresh process against ``import torch`` (and torch + sympy)."""
+    cases = {
+        "first kernels('tanh', 60 rows)": FIRST_CALL,
+        "python -c 'import torch'": "import torch",
+        "python -c 'import torch, sympy'": "import torch, sympy",
+    }
+    for code in cases.values():  # once, unmeasured: disks and page cache warm
+        _process(code)
+    before = Load.now()
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(rounds):
+        for name, code in cases.items():  # interleaved: load drifts hit every case
+            times[name].append(_process(code))
+    after = Load.now()
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for name, ts in times.items():
+        print(f"  {name:<32} median {med[name]:6.2f} s   ({' '.join(f'{t:.2f}' for t in ts)})")
+    first = med["first kernels('tanh', 60 rows)"]
+    ratio = ratio_text(first / med["python -c 'import torch'"], before, after, force=force)
+    print(f"  fresh first call / import torch: {ratio} (goal ≤ {FIRST_GOAL:g}x)")
+    print(f"  {load_line('after', after)}")
 
 
 def _timed(act: str, X: np.ndarray, X2: np.ndarray | None = None) -> tuple[np.ndarray, float]:
@@ -48,10 +102,19 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--act", default="tanh,gelu,silu,x*erf(x)", help="comma-separated")
     ap.add_argument("--rows", type=int, default=1797, help="rows of digits (≤ 1797)")
+    ap.add_argument(
+        "--first-rounds", type=int, default=3, help="fresh processes per case (0: skip them)"
+    )
     add_force_flag(ap)
     args = ap.parse_args(argv)
 
     print(load_line("before"))
+    if args.first_rounds > 0:
+        print("first call in a fresh process, imports included (whole processes):")
+        fresh_first_call(args.first_rounds, args.force_ratio)
+    if args.rows <= 0 or not args.act:
+        print(load_line("after"))
+        return
     t0 = time.perf_counter()
     from sklearn.datasets import load_digits
 

@@ -363,7 +363,7 @@ class Mehler(BivariateExpectation):
             if self._pairs_table is None:
                 degree = max(PAIR_DEGREE, self.max_degree)
                 values = phi_values(self.act, self.q, panel=panel_for(degree))
-                self._pairs_table = series_table(values, degree, self.rel_tol)
+                self._pairs_table = series_table(values, degree, self.rel_tol, by_rows=True)
         t = self._pairs_table
         return t if t.rho_cap > self.rho_cap else None
 

@@ -12,6 +12,7 @@ the n1 × n2 output asked of the memory budget before anything is converted or a
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import torch
@@ -68,10 +69,22 @@ def as_activation(act: Any, center: float | None, name: str = "act") -> Centered
                 f"center={show(center)}: given for an activation that is already centred."
             )
         return act
+    c = 0.0 if center is None else float(center)
+    if isinstance(act, str):
+        return _named_activation(act, c, name)
     from ..symbolic import get_activation
 
-    c = 0.0 if center is None else float(center)
     return CenteredActivation.from_activation(get_activation(act, name), c)
+
+
+@functools.lru_cache(maxsize=32)
+def _named_activation(act: str, center: float, name: str) -> CenteredActivation:
+    """:func:`as_activation` of a name or expression, kept per (text, centre): a second kernel
+    of the same φ skips the parse and the torch functions' lookup (a CenteredActivation is
+    immutable; an error is raised again each time, never cached)."""
+    from ..symbolic import get_activation
+
+    return CenteredActivation.from_activation(get_activation(act, name), center)
 
 
 def resolve(device: Any) -> torch.device:

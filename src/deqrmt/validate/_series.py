@@ -47,11 +47,15 @@ class SeriesTable:
     """Mehler coefficients up to ``max_degree`` and what choosing a truncation needs.
 
     Attributes:
-      coef_t: (K+1, n) coefficients c_k(q_i), rows contiguous.
+      coef_t: (K+1, n) coefficients c_k(q_i), rows contiguous (a transposed view of the
+        sample-major (n, K+1) table when built ``by_rows``).
       rmax: (K+1,) R_k = max_i of the tail after degree k.
       tol, dtol: the truncation budgets of F and of ∂F/∂ρ.
       rho_cap: the largest |ρ| the table reaches within ``max_degree``.
       parity: 1 (odd series), 0 (even) or None (see :func:`_parity`).
+      by_row: the same coefficients sample by sample, (n, J+1) contiguous, of the degrees of
+        the series' parity only (k = parity + 2j; every k when ``parity`` is None): what
+        :func:`horner_pairs` gathers.  None unless the table was built ``by_rows``.
     """
 
     coef_t: torch.Tensor
@@ -61,6 +65,7 @@ class SeriesTable:
     dtol: float
     rho_cap: float
     parity: int | None
+    by_row: torch.Tensor | None = None
 
     def degree(self, r: float) -> int | None:
         """The least degree whose truncation at |ρ| ≤ r meets both budgets; None if none does."""
@@ -76,14 +81,42 @@ class SeriesTable:
         idx = np.flatnonzero(ok)
         return int(idx[0]) if idx.size else None
 
+    def degrees(self, r: np.ndarray) -> np.ndarray:
+        """:meth:`degree` of every |ρ| in ``r`` at once (each ≤ :attr:`rho_cap`), by the
+        largest |ρ| each degree reaches: the three conditions solved for ρ."""
+        ks = np.arange(self.max_degree + 1, dtype=np.float64)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            rm = self.rmax
+            reach_f = np.where(rm > 0, (self.tol / rm) ** (1.0 / (ks + 1)), np.inf)
+            reach_d = np.where(
+                rm > 0, (self.dtol / ((ks + 1) * rm)) ** (1.0 / np.maximum(ks, 1)), np.inf
+            )
+            reach_d[0] = np.inf if rm[0] <= self.dtol else 0.0  # ρ⁰ = 1: no ρ to solve for
+            reach_k = np.exp(-1.0 / np.maximum(ks, 1))
+        reach_k[0] = 0.0
+        reach = np.minimum(np.minimum(reach_f, reach_d), reach_k)
+        out = np.searchsorted(np.maximum.accumulate(reach), r, side="left")
+        return np.minimum(out, self.max_degree)
 
-def series_table(values: PhiValues, max_degree: int, tol: float) -> SeriesTable:
+    def rows(self) -> torch.Tensor:
+        """:attr:`by_row`, made now when the table was not built ``by_rows``."""
+        if self.by_row is not None:
+            return self.by_row
+        return _by_row(self.coef_t.T, self.parity)
+
+
+def series_table(
+    values: PhiValues, max_degree: int, tol: float, *, by_rows: bool = False
+) -> SeriesTable:
     """The table of ``values`` (φ_c on the samples' quadrature) up to ``max_degree``.
 
     ``tol`` is relative: F's budget is tol·max_i E[φ_c²], ∂F/∂ρ's the larger of tol·that/min q
     (the budget of the tiles' table since it was introduced) and tol·max_i Σ_k k c_k(q_i)²,
     ∂F/∂ρ's own scale (`q E[φ_c'²]`: ∂F/∂Λ = (∂F/∂ρ)/√(q_i q_j) is then within tol of the scale
     of E[φ'φ'], and Ġ = σ_a² E[φ'φ'] within tol of its own).
+
+    ``by_rows``: keep the coefficients sample by sample too (:attr:`SeriesTable.by_row`), as
+    :func:`horner_pairs` gathers them (``coef_t`` is then a transposed view of the whole).
     """
     q, rule = values.q, values.rule
     h0 = hermite_table(rule.xi, max_degree)  # (Q0, K+1)
@@ -94,7 +127,7 @@ def series_table(values: PhiValues, max_degree: int, tol: float) -> SeriesTable:
         for s0 in range(0, fw.shape[0], step):
             xl = rule.xi_local[s0 : s0 + step]
             coef[s0 : s0 + step] += hermite_moments(xl, fw[s0 : s0 + step], max_degree)
-    coef_t = coef.T.contiguous()
+    coef_t = coef.T if by_rows else coef.T.contiguous()
     del coef
     g = values.g
     # R_K = max_i R_K(q_i), a few samples at a time: the n × (K+1) tails are never whole
@@ -119,7 +152,14 @@ def series_table(values: PhiValues, max_degree: int, tol: float) -> SeriesTable:
             hi = mid
         else:
             lo = mid
-    return dataclasses.replace(table, rho_cap=lo, parity=_parity(coef_t, ftol))
+    parity = _parity(coef_t, ftol)
+    by_row = _by_row(coef_t.T, parity) if by_rows else None
+    return dataclasses.replace(table, rho_cap=lo, parity=parity, by_row=by_row)
+
+
+def _by_row(coef: torch.Tensor, parity: int | None) -> torch.Tensor:
+    """(n, K+1) coefficients → the contiguous (n, J+1) of the degrees of ``parity``."""
+    return (coef if parity is None else coef[:, parity::2]).contiguous()
 
 
 def _parity(coef_t: torch.Tensor, tol: float) -> int | None:
@@ -141,55 +181,98 @@ def _parity(coef_t: torch.Tensor, tol: float) -> int | None:
     return None
 
 
-#: pairs summed at a time by :func:`horner_pairs` (two (K+1) × chunk arrays: ≤ 25 MB)
-_PAIR_CHUNK = 512
+#: entries of the (pairs × degrees) arrays :func:`horner_pairs` forms at a time (2^19 float64:
+#: 4 MB each, three of them); a chunk holds at least :data:`_PAIR_MIN` pairs
+_PAIR_BUDGET = 2**19
+_PAIR_MIN = 64
 
 
 def horner_pairs(
     table: SeriesTable, i: torch.Tensor, j: torch.Tensor, rho: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """(F, ∂F/∂ρ, degree) for the pairs (i[m], j[m]) at correlations rho[m] (flat vectors),
-    every |ρ| ≤ ``table.rho_cap``: Horner's rule on the products c_k(q_i)c_k(q_j), gathered
-    a chunk of pairs at a time, each chunk truncated at the degree its largest |ρ| needs."""
+    every |ρ| ≤ ``table.rho_cap``: Σ_k c_k(q_i)c_k(q_j)ρ^k over the degrees of the series'
+    parity, a chunk of pairs at a time, each chunk truncated at the degree its largest |ρ|
+    needs.
+
+    Vectorised over degrees as well as pairs, which is what makes raw rows (tens of thousands
+    of pairs beyond the tiles' reach, at degrees in the hundreds) cheap: the pairs sorted by
+    |ρ|, each chunk's coefficients gathered as rows of the sample-major table, the powers of ρ
+    (ρ² for a series of one parity) by one cumulative product, the terms a_j x^(j−1) formed
+    once, then summed (P = a_0 + x·Σ) and weighted by j (P', one matrix–vector product).  A chunk is as many pairs as keep its arrays within
+    :data:`_PAIR_BUDGET` entries at its degree: thousands of the many moderate pairs, a few
+    hundred of the most alike.  (Horner's rule over a chunk costs one torch call per degree,
+    which at these sizes is the whole cost.)  The rounding error is that of the sum of the
+    terms, ~k·2⁻⁵³ of each (the k-th power by k products), the same order as Horner's rule.
+    """
     f = torch.empty_like(rho)
     d = torch.empty_like(rho)
-    used = 0
-    # by |ρ|, so that each chunk's degree is its own range's: most pairs need far less than
-    # the few most alike
+    m = int(rho.shape[0])
+    if not m:
+        return f, d, 0
     order = torch.argsort(rho.abs())
-    for s0 in range(0, int(rho.shape[0]), _PAIR_CHUNK):
-        at = order[s0 : s0 + _PAIR_CHUNK]
-        r = rho[at]
-        deg = table.degree(float(r.abs().max())) or 0
+    degs = table.degrees(rho.abs()[order].cpu().numpy())
+    rows = table.rows()
+    step = 1 if table.parity is None else 2
+    used = 0
+    s0 = 0
+    while s0 < m:
+        # the largest chunk from s0 whose pairs × (degree + 1) entries fit the budget (both
+        # factors grow with the chunk's end, as the pairs are sorted by |ρ|)
+        ends = np.arange(s0 + 1, m + 1)
+        size = (ends - s0) * (degs[s0:] // step + 1)
+        fit = int(np.searchsorted(size, _PAIR_BUDGET, side="right"))
+        s1 = s0 + max(min(_PAIR_MIN, m - s0), fit)
+        deg = int(degs[s1 - 1])
         used = max(used, deg)
-        ab = table.coef_t[: deg + 1, i[at]]
-        ab.mul_(table.coef_t[: deg + 1, j[at]])
-        f[at], d[at] = _horner_flat(ab, r, table.parity)
+        at = order[s0:s1]
+        f[at], d[at] = _series_sum(rows, i[at], j[at], rho[at], deg, table.parity)
+        s0 = s1
     return f, d, used
 
 
-def _horner_flat(
-    ab: torch.Tensor, r: torch.Tensor, parity: int | None
+def _series_sum(
+    rows: torch.Tensor,
+    i: torch.Tensor,
+    j: torch.Tensor,
+    r: torch.Tensor,
+    deg: int,
+    parity: int | None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(p, ∂p/∂ρ) for p = Σ_k ab[k]·ρ^k elementwise (degrees of one parity only when
-    ``parity`` is 0 or 1: Horner's rule in t = ρ², as :func:`._bivariate._horner_parity`)."""
-    deg = int(ab.shape[0]) - 1
+    """(p, ∂p/∂ρ) for p = Σ_{k ≤ deg} c_k(q_i)c_k(q_j)ρ^k, pair by pair, from the sample-major
+    ``rows`` (:attr:`SeriesTable.by_row`; degrees of one parity only when ``parity`` is 0 or
+    1: column j is degree parity + 2j, and p = ρ^parity·P(t), P a polynomial in t = ρ²)."""
     if parity is None:
-        p = ab[deg].clone()
-        d = torch.zeros_like(p)
-        for k in range(deg - 1, -1, -1):
-            d.mul_(r).add_(p)
-            p.mul_(r).add_(ab[k])
-        return p, d
-    ks = list(range(parity, deg + 1, 2))
-    if not ks:
+        cols = rows[:, : deg + 1]
+        x = r
+    else:
+        cols = rows[:, : (deg - parity) // 2 + 1]  # the degrees parity, parity + 2, … ≤ deg
+        x = r * r
+    J = int(cols.shape[1]) - 1  # the polynomial's degree in x
+    if J < 0:
         return torch.zeros_like(r), torch.zeros_like(r)
-    t = r * r
-    P = ab[ks[-1]].clone()
-    D = torch.zeros_like(P)
-    for k in reversed(ks[:-1]):
-        D.mul_(t).add_(P)
-        P.mul_(t).add_(ab[k])
+    ab = cols.index_select(0, i)
+    ab.mul_(cols.index_select(0, j))  # a_j = c_k(q_i)·c_k(q_j), pairs × degrees
+    if not J:
+        return _by_parity(ab[:, 0].clone(), torch.zeros_like(r), r, x, parity)
+    pw = torch.empty((ab.shape[0], J), dtype=ab.dtype, device=ab.device)
+    pw[:, 0] = 1.0  # x^0 … x^(J−1) by one cumulative product
+    if J > 1:
+        torch.cumprod(x[:, None].expand(-1, J - 1), dim=1, out=pw[:, 1:])
+    terms = ab[:, 1:].mul_(pw)  # a_j x^(j−1), j ≥ 1, in place
+    # P = a_0 + x·Σ_j a_j x^(j−1); P' = Σ_j j·a_j x^(j−1), a matrix–vector product
+    ks = torch.arange(1, J + 1, dtype=ab.dtype, device=ab.device)
+    P = torch.addcmul(ab[:, 0], x, terms.sum(1))
+    dP = terms @ ks
+    return _by_parity(P, dP, r, x, parity)
+
+
+def _by_parity(
+    P: torch.Tensor, dP: torch.Tensor, r: torch.Tensor, x: torch.Tensor, parity: int | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(p, ∂p/∂ρ) from P(x) and P'(x): x = ρ (every degree) or x = ρ² (one parity)."""
+    if parity is None:
+        return P, dP
     if parity:
-        return P * r, P + 2 * t * D  # p = ρP(t), ∂p/∂ρ = P + 2tP'
-    return P, 2 * r * D  # p = P(t), ∂p/∂ρ = 2ρP'
+        return P * r, P + 2 * x * dP  # p = ρP(t), ∂p/∂ρ = P + 2tP'
+    return P, 2 * r * dP  # p = P(t), ∂p/∂ρ = 2ρP'
