@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from ._bias import predicted_limit as predicted_limit
     from ._bias import relative_gap as relative_gap
     from ._codegen import generate_module as generate_module
+    from ._context import ArrayContext as ArrayContext
+    from ._context import Context as Context
+    from ._context import ScalarContext as ScalarContext
     from ._contexts import NUMPY as NUMPY
     from ._contexts import activation_functions as activation_functions
     from ._curvature import CurvatureBound as CurvatureBound
@@ -92,6 +95,7 @@ _LAZY: dict[str, str] = {
         "._bias",
     ),
     "generate_module": "._codegen",
+    **dict.fromkeys(("ArrayContext", "Context", "ScalarContext"), "._context"),
     **dict.fromkeys(("NUMPY", "activation_functions"), "._contexts"),
     **dict.fromkeys(("CurvatureBound", "curvature_bound"), "._curvature"),
     "deq_coefficients": "._deq",
@@ -147,6 +151,8 @@ __all__ = [
     "short",
     "activation_functions",
     "Alignment",
+    "ArrayContext",
+    "Context",
     "BiasLimit",
     "check_sizes",
     "compile_function",
@@ -197,6 +203,7 @@ __all__ = [
     "proven_text",
     "RANGES",
     "relative_gap",
+    "ScalarContext",
     "scan_fixed_points",
     "solve_tau",
     "SpectralLaw",
