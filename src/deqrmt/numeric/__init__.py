@@ -57,16 +57,16 @@ if TYPE_CHECKING:
     from ._mehler import dual_series as dual_series
     from ._moments import MomentEvaluator as MomentEvaluator
     from ._moments import evaluator_for as evaluator_for
+    from ._numbers import exact_number as exact_number
+    from ._numbers import exact_text as exact_text
+    from ._numbers import number_grid as number_grid
     from ._printer import compile_function as compile_function
     from ._printer import function_source as function_source
-    from ._problem import MAX_LAYERS as MAX_LAYERS
-    from ._problem import RANGES as RANGES
     from ._problem import DEQProblem as DEQProblem
     from ._problem import ProblemFields as ProblemFields
-    from ._problem import exact_number as exact_number
-    from ._problem import exact_text as exact_text
-    from ._problem import number_grid as number_grid
     from ._problem import parse_trainable as parse_trainable
+    from ._ranges import MAX_LAYERS as MAX_LAYERS
+    from ._ranges import RANGES as RANGES
     from ._sensitivity import DEQSensitivities as DEQSensitivities
     from ._sensitivity import sensitivities as sensitivities
     from ._shifted import SteinComparison as SteinComparison
@@ -117,19 +117,9 @@ _LAZY: dict[str, str] = {
     "dual_series": "._mehler",
     **dict.fromkeys(("MomentEvaluator", "evaluator_for"), "._moments"),
     **dict.fromkeys(("compile_function", "function_source"), "._printer"),
-    **dict.fromkeys(
-        (
-            "MAX_LAYERS",
-            "RANGES",
-            "DEQProblem",
-            "ProblemFields",
-            "exact_number",
-            "exact_text",
-            "number_grid",
-            "parse_trainable",
-        ),
-        "._problem",
-    ),
+    **dict.fromkeys(("exact_number", "exact_text", "number_grid"), "._numbers"),
+    **dict.fromkeys(("DEQProblem", "ProblemFields", "parse_trainable"), "._problem"),
+    **dict.fromkeys(("MAX_LAYERS", "RANGES"), "._ranges"),
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), "._sensitivity"),
     **dict.fromkeys(("SteinComparison", "stein_comparison"), "._shifted"),
     **dict.fromkeys(

@@ -63,7 +63,8 @@ from ._design_symmetry import describe as _describe
 from ._design_symmetry import normalization_text as _normalization_text
 from ._design_symmetry import symmetries as _symmetries
 from ._float_context import FLOAT
-from ._problem import MAX_LAYERS, DEQProblem
+from ._problem import DEQProblem
+from ._ranges import MAX_LAYERS
 
 __all__ = ["Design", "DesignSolution", "design_enn"]
 

@@ -217,7 +217,7 @@ class MomentEncloser:
 
     def integrals(self) -> int:
         """``acb.integral`` calls one evaluation of every open moment makes, weighted by the
-        panels they need: the cost model's unit (:func:`._problem.precision_cost`).
+        panels they need: the cost model's unit (:func:`._precision_cost.precision_cost`).
 
         Two moments share one complex integral, one per smooth piece; a φ steeper than tanh
         (poles nearer the axis by a factor s, :func:`._quadrature.steepness`) counts s: Arb

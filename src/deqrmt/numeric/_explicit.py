@@ -32,7 +32,9 @@ from ._deq_records import shown
 from ._deq_verified import GUARD_CHECK, GUARD_WORK
 from ._fixed_point import moments_at
 from ._mapping import AttributeHints, ValueTable
-from ._problem import MAX_LAYERS, check_dps, exact_number, in_range
+from ._numbers import exact_number
+from ._precision_cost import check_dps
+from ._ranges import MAX_LAYERS, in_range
 from ._verified import Verified
 from ._verify import ball_dict, proven_or_agreed, verify
 

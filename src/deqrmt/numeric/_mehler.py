@@ -38,8 +38,8 @@ from .. import _arguments
 from .._errors import BudgetExceeded, InvalidArgument, NoConvergence
 from ..symbolic import Activation, X, get_activation
 from ._context import EngineContext, Num
+from ._numbers import exact_number
 from ._printer import compile_function
-from ._problem import exact_number
 from ._quadrature import gauss_legendre
 
 __all__ = [

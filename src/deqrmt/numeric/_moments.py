@@ -25,7 +25,7 @@ __all__ = ["MomentEvaluator", "evaluator_for", "MAX_DPS_QUADRATURE", "MAX_DIGITS
 
 #: The most digits of the *verified* quadrature (two mpmath evaluations: ``certify=False``, or
 #: an activation outside the Arb enclosure rules); the certified path goes further, as far as
-#: :func:`._problem.precision_cost` admits.
+#: :func:`._precision_cost.precision_cost` admits.
 MAX_DPS_QUADRATURE = 150
 #: The most digits the mpmath quadrature is run to: the verified path's cap
 #: (:data:`MAX_DPS_QUADRATURE`) and its check run's 20 guard digits, and a margin.

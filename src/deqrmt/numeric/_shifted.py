@@ -32,8 +32,8 @@ from ._arb import ACB_FUNCTIONS, AcbContext, bits_for_digits, to_arb, unsupporte
 from ._context import Num
 from ._enclose import _endpoint_error, enclose_moments, gaussian_tail
 from ._growth import BOUND_PREC, Growth, NotEnclosable, growth_bound, point_ball
+from ._numbers import exact_number
 from ._printer import compile_function
-from ._problem import exact_number
 
 __all__ = ["SteinComparison", "stein_comparison", "shifted_expectations", "SHIFT_EVAL_LIMIT"]
 

@@ -162,7 +162,7 @@ def deq_coefficients_sweep(
       >>> c["alpha_1"].round(6).tolist(), [round(0.9 / 3.9, 6), round(0.8 / 3.8, 6)]
       ([0.230769, 0.210526], [0.230769, 0.210526])
     """
-    from ._problem import sweep_arguments  # the boundary check (deqrmt._arguments)
+    from ._sweep_arguments import sweep_arguments  # the boundary check (deqrmt._arguments)
 
     act = get_activation(activation)
     sigma_a2, sigma_b2 = sweep_arguments(sigma_a2, sigma_b2)  # checked, as floats
