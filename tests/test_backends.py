@@ -19,6 +19,8 @@ Floats agree to 1e-12 of a first-order rounding scale Σ(|t| + |x t'|) over the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -32,7 +34,12 @@ from hypothesis import strategies as st
 
 import deqrmt.testing as dt
 from deqrmt.numeric._arb import ArbContext, to_arb, workprec
-from deqrmt.numeric._contexts import NUMPY, activation_expressions, activation_functions
+from deqrmt.numeric._contexts import (
+    NUMPY,
+    NumpyContext,
+    activation_expressions,
+    activation_functions,
+)
 from deqrmt.numeric._float_context import FLOAT
 from deqrmt.numeric._printer import ARRAY_NAMES, STABLE_FORMS, compile_function, function_source
 from deqrmt.numeric._sweep import piece_function
@@ -197,16 +204,100 @@ def test_every_backend_agrees_with_the_engine(act: Any, extra: list[float]) -> N
 
 
 # --- the array dialect and its contexts --------------------------------------------------------
+#
+# Every case below is written for any array context: it makes its arguments with the backend's
+# own constructor and states its tolerance in the context's declared precision ``ctx.eps`` (and
+# the smallest normal number of the result's dtype), so a new context passes with its own
+# tolerance once it is in ``array_backends()`` (``test_a_float32_context_passes_the_cases``
+# proves it with a throwaway float32 context).
 
 
-def _contexts() -> list[Any]:
-    return [NUMPY] + ([TORCH] if torch is not None else [])
+@dataclass(frozen=True)
+class Backend:
+    """An array context, how its tests make an argument, and how they read a result back."""
+
+    name: str
+    ctx: Any
+    array: Callable[[list[float]], Any]
+
+    def host(self, out: Any, n: int) -> np.ndarray:
+        """A result as a float64 numpy array of n lanes (a constant is broadcast)."""
+        out = out.cpu() if hasattr(out, "cpu") else out
+        return np.broadcast_to(np.asarray(out, dtype=np.float64), (n,))
+
+    def tiny(self, out: Any) -> float:
+        """The smallest normal number of the result's dtype: below it no relative digits."""
+        dtype = out.dtype if hasattr(out, "dtype") else np.float64
+        if torch is not None and isinstance(dtype, torch.dtype):
+            return float(torch.finfo(dtype).tiny)
+        return float(np.finfo(dtype).tiny)
 
 
-@pytest.mark.parametrize("ctx", _contexts(), ids=lambda c: type(c).__name__)
-def test_array_contexts_implement_every_name_the_printer_emits(ctx: Any) -> None:
-    missing = sorted(n for n in ARRAY_NAMES if not hasattr(ctx, n))
+#: 1e-13 relative at float64: the whitelist's functions, evaluated elementwise in the context
+WHITELIST_EPS = 450
+#: 1e-15 relative at float64: logistic and softplus from e^(−|u|), a few roundings
+STABLE_EPS = 5
+
+
+def array_backends() -> list[Backend]:
+    out = [Backend("numpy", NUMPY, lambda xs: np.array(xs, dtype=np.float64))]
+    if torch is not None:
+        out.append(Backend("torch", TORCH, lambda xs: torch.tensor(xs, dtype=TORCH.dtype)))
+    return out
+
+
+def check_names(b: Backend) -> None:
+    missing = sorted(n for n in ARRAY_NAMES if not hasattr(b.ctx, n))
     assert missing == []
+
+
+def check_whitelist(b: Backend, expr: sp.Expr) -> None:
+    """The array dialect on ``b`` agrees with the scalar dialect on mpmath at 30 digits."""
+    xs = [-3.5, -1.0, -0.25, 0.0, 0.5, 1.0, 2.0, 4.5]
+    plain = compile_function("f", [X], [expr])
+    fast = compile_function("f", [X], [expr], rewrite=STABLE_FORMS, arrays=True)
+    assert _emitted_names(function_source("f", [X], [expr], arrays=True)) <= ARRAY_NAMES
+    with np.errstate(all="ignore"):
+        out = fast(b.ctx, b.array(xs))[0]
+    got = b.host(out, len(xs))
+    rel = WHITELIST_EPS * float(b.ctx.eps)
+    ctx30 = _ctx(30)
+    for x, g in zip(xs, got, strict=True):
+        try:
+            want = complex(plain(ctx30, ctx30.mpf(x))[0])
+        except (ValueError, ZeroDivisionError, TypeError):  # a pole, or None off every branch
+            assert not math.isfinite(g)
+            continue
+        if want.imag != 0 or not math.isfinite(want.real):
+            assert not math.isfinite(g) or abs(want.imag) > 0, (expr, x, g, want)
+            continue
+        assert abs(g - want.real) <= rel * max(1.0, abs(want.real)), (expr, x, g, want)
+
+
+def check_stable_forms(b: Backend) -> None:
+    """logistic and softplus are finite in every lane and right to a few roundings."""
+    u = [-1e4, -745.5, -710.0, -30.0, 0.0, 30.0, 710.0, 1e4]
+    arg = b.array(u)
+    for name in ("logistic", "softplus"):
+        out = getattr(b.ctx, name)(arg)
+        got, tiny = b.host(out, len(u)), b.tiny(out)
+        want = [
+            float(1 / (1 + mpmath.exp(-mpmath.mpf(v))))
+            if name == "logistic"
+            else float(mpmath.log1p(mpmath.exp(mpmath.mpf(v))))
+            for v in u
+        ]
+        assert np.all(np.isfinite(got)), (name, got)
+        for g, w in zip(got, want, strict=True):
+            assert abs(g - w) <= STABLE_EPS * float(b.ctx.eps) * abs(w) + tiny, (name, g, w)
+
+
+_BACKENDS = array_backends()
+
+
+@pytest.mark.parametrize("b", _BACKENDS, ids=lambda b: b.name)
+def test_array_contexts_implement_every_name_the_printer_emits(b: Backend) -> None:
+    check_names(b)
 
 
 def _emitted_names(src: str) -> set[str]:
@@ -238,48 +329,51 @@ def test_the_sample_covers_the_whole_whitelist() -> None:
     assert {c.__name__ for c in _FUNCTIONS - seen} == set()
 
 
-@pytest.mark.parametrize("ctx", _contexts(), ids=lambda c: type(c).__name__)
+@pytest.mark.parametrize("b", _BACKENDS, ids=lambda b: b.name)
 @pytest.mark.parametrize("expr", _WHITELIST_SAMPLE, ids=str)
-def test_array_contexts_agree_with_mpmath_on_the_whitelist(ctx: Any, expr: sp.Expr) -> None:
-    xs = [-3.5, -1.0, -0.25, 0.0, 0.5, 1.0, 2.0, 4.5]
-    plain = compile_function("f", [X], [expr])
-    fast = compile_function("f", [X], [expr], rewrite=STABLE_FORMS, arrays=True)
-    assert _emitted_names(function_source("f", [X], [expr], arrays=True)) <= ARRAY_NAMES
-    arg = np.array(xs) if ctx is NUMPY else torch.tensor(xs, dtype=torch.float64)
-    with np.errstate(all="ignore"):
-        out = fast(ctx, arg)[0]
-    got = np.broadcast_to(np.asarray(out.cpu() if ctx is not NUMPY and hasattr(out, "cpu") else out,
-                                     dtype=float), (len(xs),))  # fmt: skip
-    ctx30 = _ctx(30)
-    for x, g in zip(xs, got, strict=True):
-        try:
-            want = complex(plain(ctx30, ctx30.mpf(x))[0])
-        except (ValueError, ZeroDivisionError, TypeError):  # a pole, or None off every branch
-            assert not math.isfinite(g)
-            continue
-        if want.imag != 0 or not math.isfinite(want.real):
-            assert not math.isfinite(g) or abs(want.imag) > 0, (expr, x, g, want)
-            continue
-        assert abs(g - want.real) <= 1e-13 * max(1.0, abs(want.real)), (expr, x, g, want)
+def test_array_contexts_agree_with_mpmath_on_the_whitelist(b: Backend, expr: sp.Expr) -> None:
+    check_whitelist(b, expr)
 
 
-@pytest.mark.parametrize("ctx", _contexts(), ids=lambda c: type(c).__name__)
-def test_stable_forms_do_not_overflow_in_any_lane(ctx: Any, recwarn: Any) -> None:
-    u = np.array([-1e4, -745.5, -710.0, -30.0, 0.0, 30.0, 710.0, 1e4])
-    arg = u if ctx is NUMPY else torch.tensor(u, dtype=torch.float64)
-    for name in ("logistic", "softplus"):
-        out = getattr(ctx, name)(arg)
-        got = np.asarray(out.cpu() if hasattr(out, "cpu") else out, dtype=float)
-        want = [
-            float(1 / (1 + mpmath.exp(-mpmath.mpf(v))))
-            if name == "logistic"
-            else float(mpmath.log1p(mpmath.exp(mpmath.mpf(v))))
-            for v in u
-        ]
-        assert np.all(np.isfinite(got)), (name, got)
-        for g, w in zip(got, want, strict=True):
-            assert abs(g - w) <= 1e-15 * abs(w) + TINY, (name, g, w)
+@pytest.mark.parametrize("b", _BACKENDS, ids=lambda b: b.name)
+def test_stable_forms_do_not_overflow_in_any_lane(b: Backend, recwarn: Any) -> None:
+    check_stable_forms(b)
     assert len(recwarn) == 0  # (warnings are errors here anyway: none was raised)
+
+
+class _Float32Numpy(NumpyContext):
+    """A throwaway float32 context: the numpy context's functions, their results in float32.
+
+    What a new context needs to pass the cases above: the names, and its own ``eps``.
+    """
+
+    eps = float(np.finfo(np.float32).eps)
+
+    def __getattribute__(self, name: str) -> Any:
+        value = super().__getattribute__(name)
+        if name not in ARRAY_NAMES or not callable(value) or name == "mpf":
+            return value
+
+        def in_float32(*args: Any) -> Any:
+            out = value(*args)
+            kind = getattr(out, "dtype", None)
+            return out.astype(np.float32) if kind is not None and kind.kind == "f" else out
+
+        return in_float32
+
+
+def test_a_float32_context_passes_the_cases() -> None:
+    """A new context passes the backend cases with its own tolerance: no case names a dtype."""
+    b = Backend("float32", _Float32Numpy(), lambda xs: np.array(xs, dtype=np.float32))
+    check_names(b)
+    with np.errstate(all="ignore"):
+        check_stable_forms(b)
+    for expr in _WHITELIST_SAMPLE:
+        check_whitelist(b, expr)
+    # the cases are not vacuous at float32: the float64 tolerance would refuse its results
+    out = b.ctx.exp(b.array([0.1]))
+    assert out.dtype == np.float32
+    assert abs(float(out[0]) - math.exp(0.1)) > WHITELIST_EPS * NUMPY.eps
 
 
 @needs_torch

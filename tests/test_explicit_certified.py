@@ -216,7 +216,7 @@ def test_printed_balls_enclose_the_arb_balls(stack, tau0, dps):
 
     from deqrmt.numeric._arb import arb_to_mpf
     from deqrmt.numeric._explicit_certified import layer_balls
-    from deqrmt.numeric._problem import exact_number
+    from deqrmt.numeric._numbers import exact_number
 
     res = explicit_coefficients(stack, tau0, dps=dps)
     assert res.certified, res.reason

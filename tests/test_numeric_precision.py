@@ -15,7 +15,7 @@ import pytest
 from deqrmt import BudgetExceeded
 from deqrmt.numeric import DEQProblem, deq_coefficients
 from deqrmt.numeric._moments import MAX_DPS_QUADRATURE
-from deqrmt.numeric._problem import (
+from deqrmt.numeric._precision_cost import (
     BUDGET_SECONDS,
     MAX_DPS_CLOSED,
     check_dps,

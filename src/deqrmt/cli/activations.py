@@ -31,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
     from ..symbolic import LIBRARY
 
     if args.json:
-        print_json(args, {"activations": {k: v[1] for k, v in sorted(LIBRARY.items())}})
+        print_json(args, {"activations": {k: v.text for k, v in sorted(LIBRARY.items())}})
     else:
-        for k, (_, doc) in sorted(LIBRARY.items()):
-            print(f"{k:<12} {doc}")
+        for k, e in sorted(LIBRARY.items()):
+            print(f"{k:<12} {e.text}")
     return 0

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     from ..symbolic import get_activation
 
     act = get_activation(args.activation)  # bad text is refused before the engine is imported
-    from ..numeric._problem import number_grid
+    from ..numeric import number_grid
 
     grid = number_grid(args.sigma_a2, "sigma_a2")
     if len(grid) > 1 or ":" in args.sigma_a2 or "," in args.sigma_a2:
@@ -183,8 +183,7 @@ def _print_table(res: Any) -> None:
 
 def _run_grid(args: argparse.Namespace, act: Any, grid: list[Any]) -> int:
     from .._text import table
-    from ..numeric import DEQ_KEYS
-    from ..numeric._problem import exact_text
+    from ..numeric import DEQ_KEYS, exact_text
 
     outcomes = [_outcome(args, act, s) for s in grid]
     results = [r for r in outcomes if not isinstance(r, DeqrmtError)]

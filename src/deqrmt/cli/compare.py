@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         )
     grid: list[Any] = []
     if args.plot:
-        from ..numeric._problem import number_grid
+        from ..numeric import number_grid
 
         grid = number_grid(args.plot_range, "plot_range")
         if len(grid) > MAX_PLOT_POINTS:

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from ._bias import predicted_limit as predicted_limit
     from ._bias import relative_gap as relative_gap
     from ._codegen import generate_module as generate_module
+    from ._context import ArrayContext as ArrayContext
+    from ._context import Context as Context
+    from ._context import ScalarContext as ScalarContext
     from ._contexts import NUMPY as NUMPY
     from ._contexts import activation_functions as activation_functions
     from ._curvature import CurvatureBound as CurvatureBound
@@ -54,16 +57,16 @@ if TYPE_CHECKING:
     from ._mehler import dual_series as dual_series
     from ._moments import MomentEvaluator as MomentEvaluator
     from ._moments import evaluator_for as evaluator_for
+    from ._numbers import exact_number as exact_number
+    from ._numbers import exact_text as exact_text
+    from ._numbers import number_grid as number_grid
     from ._printer import compile_function as compile_function
     from ._printer import function_source as function_source
-    from ._problem import MAX_LAYERS as MAX_LAYERS
-    from ._problem import RANGES as RANGES
     from ._problem import DEQProblem as DEQProblem
     from ._problem import ProblemFields as ProblemFields
-    from ._problem import exact_number as exact_number
-    from ._problem import exact_text as exact_text
-    from ._problem import number_grid as number_grid
     from ._problem import parse_trainable as parse_trainable
+    from ._ranges import MAX_LAYERS as MAX_LAYERS
+    from ._ranges import RANGES as RANGES
     from ._sensitivity import DEQSensitivities as DEQSensitivities
     from ._sensitivity import sensitivities as sensitivities
     from ._shifted import SteinComparison as SteinComparison
@@ -92,6 +95,7 @@ _LAZY: dict[str, str] = {
         "._bias",
     ),
     "generate_module": "._codegen",
+    **dict.fromkeys(("ArrayContext", "Context", "ScalarContext"), "._context"),
     **dict.fromkeys(("NUMPY", "activation_functions"), "._contexts"),
     **dict.fromkeys(("CurvatureBound", "curvature_bound"), "._curvature"),
     "deq_coefficients": "._deq",
@@ -113,19 +117,9 @@ _LAZY: dict[str, str] = {
     "dual_series": "._mehler",
     **dict.fromkeys(("MomentEvaluator", "evaluator_for"), "._moments"),
     **dict.fromkeys(("compile_function", "function_source"), "._printer"),
-    **dict.fromkeys(
-        (
-            "MAX_LAYERS",
-            "RANGES",
-            "DEQProblem",
-            "ProblemFields",
-            "exact_number",
-            "exact_text",
-            "number_grid",
-            "parse_trainable",
-        ),
-        "._problem",
-    ),
+    **dict.fromkeys(("exact_number", "exact_text", "number_grid"), "._numbers"),
+    **dict.fromkeys(("DEQProblem", "ProblemFields", "parse_trainable"), "._problem"),
+    **dict.fromkeys(("MAX_LAYERS", "RANGES"), "._ranges"),
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), "._sensitivity"),
     **dict.fromkeys(("SteinComparison", "stein_comparison"), "._shifted"),
     **dict.fromkeys(
@@ -147,6 +141,8 @@ __all__ = [
     "short",
     "activation_functions",
     "Alignment",
+    "ArrayContext",
+    "Context",
     "BiasLimit",
     "check_sizes",
     "compile_function",
@@ -197,6 +193,7 @@ __all__ = [
     "proven_text",
     "RANGES",
     "relative_gap",
+    "ScalarContext",
     "scan_fixed_points",
     "solve_tau",
     "SpectralLaw",

@@ -23,7 +23,7 @@ import functools
 import math
 from collections.abc import Iterator
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 import flint
 import mpmath
@@ -31,6 +31,7 @@ import sympy as sp
 from flint import acb, arb, fmpq
 
 from .._text import format_decimal, round_ratio
+from ._context import Context, Num
 
 __all__ = [
     "ArbContext",
@@ -109,7 +110,7 @@ def workprec(prec: int) -> Iterator[None]:
         flint.ctx.prec = old
 
 
-def to_arb(value: Any) -> arb:
+def to_arb(value: int | Fraction | sp.Rational | str | arb) -> arb:
     """An exact number (int, Fraction, SymPy Rational) as an arb ball (exact when dyadic)."""
     if isinstance(value, arb):
         return value
@@ -139,13 +140,18 @@ class ArbContext:
     def workprec(self) -> contextlib.AbstractContextManager[None]:
         return workprec(self.prec)
 
+    @property
+    def eps(self) -> arb:
+        """2^(1 − prec): the spacing of the balls' midpoints at 1 (mpmath's ``eps``)."""
+        return arb(fmpq(1, 2 ** (self.prec - 1)))
+
     # numbers -------------------------------------------------------------------------------
-    def mpf(self, v: Any) -> Any:
+    def mpf(self, v: Num) -> Num:
         if isinstance(v, (arb, acb)):
             return v
         return to_arb(v)
 
-    def _n(self, v: Any) -> Any:
+    def _n(self, v: Num) -> Num:
         return v if isinstance(v, (arb, acb)) else to_arb(v)
 
     @property
@@ -169,58 +175,58 @@ class ArbContext:
         return arb.const_euler()
 
     # elementary and special functions -----------------------------------------------------------
-    def sqrt(self, x: Any) -> Any:
+    def sqrt(self, x: Num) -> Num:
         return self._n(x).sqrt()
 
-    def exp(self, x: Any) -> Any:
+    def exp(self, x: Num) -> Num:
         return self._n(x).exp()
 
-    def log(self, x: Any) -> Any:
+    def log(self, x: Num) -> Num:
         return self._n(x).log()
 
-    def sin(self, x: Any) -> Any:
+    def sin(self, x: Num) -> Num:
         return self._n(x).sin()
 
-    def cos(self, x: Any) -> Any:
+    def cos(self, x: Num) -> Num:
         return self._n(x).cos()
 
-    def tan(self, x: Any) -> Any:
+    def tan(self, x: Num) -> Num:
         return self._n(x).tan()
 
-    def sinh(self, x: Any) -> Any:
+    def sinh(self, x: Num) -> Num:
         return self._n(x).sinh()
 
-    def cosh(self, x: Any) -> Any:
+    def cosh(self, x: Num) -> Num:
         return self._n(x).cosh()
 
-    def tanh(self, x: Any) -> Any:
+    def tanh(self, x: Num) -> Num:
         return self._n(x).tanh()
 
-    def asin(self, x: Any) -> Any:
+    def asin(self, x: Num) -> Num:
         return self._n(x).asin()
 
-    def acos(self, x: Any) -> Any:
+    def acos(self, x: Num) -> Num:
         return self._n(x).acos()
 
-    def atan(self, x: Any) -> Any:
+    def atan(self, x: Num) -> Num:
         return self._n(x).atan()
 
-    def asinh(self, x: Any) -> Any:
+    def asinh(self, x: Num) -> Num:
         return self._n(x).asinh()
 
-    def acosh(self, x: Any) -> Any:
+    def acosh(self, x: Num) -> Num:
         return self._n(x).acosh()
 
-    def atanh(self, x: Any) -> Any:
+    def atanh(self, x: Num) -> Num:
         return self._n(x).atanh()
 
-    def erf(self, x: Any) -> Any:
+    def erf(self, x: Num) -> Num:
         return self._n(x).erf()
 
-    def erfc(self, x: Any) -> Any:
+    def erfc(self, x: Num) -> Num:
         return self._n(x).erfc()
 
-    def gamma(self, x: Any) -> Any:
+    def gamma(self, x: Num) -> Num:
         return self._n(x).gamma()
 
 
@@ -237,25 +243,30 @@ class AcbContext(ArbContext):
         super().__init__(prec)
         self.analytic = False
 
-    def _n(self, v: Any) -> Any:
+    def _n(self, v: Num) -> Num:
         if isinstance(v, acb):
             return v
         return acb(v if isinstance(v, arb) else to_arb(v))
 
-    def mpf(self, v: Any) -> Any:
+    def mpf(self, v: Num) -> Num:
         return self._n(v)
 
-    def sqrt(self, x: Any) -> Any:
+    def sqrt(self, x: Num) -> Num:
         return self._n(x).sqrt(analytic=self.analytic)
 
-    def log(self, x: Any) -> Any:
+    def log(self, x: Num) -> Num:
         return self._n(x).log(analytic=self.analytic)
 
-    def atan(self, x: Any) -> Any:
+    def atan(self, x: Num) -> Num:
         # atan z = (log(1 + iz) − log(1 − iz)) / (2i): the logs' cuts are atan's cuts.
         z = self._n(x)
         iz = acb(0, 1) * z
         return (self.log(1 + iz) - self.log(1 - iz)) / acb(0, 2)
+
+
+if TYPE_CHECKING:  # mypy checks the classes against the interface the printer's code calls
+    _ARB_IS_A_CONTEXT: Context = ArbContext(53)
+    _ACB_IS_A_CONTEXT: Context = AcbContext(53)
 
 
 def arb_to_mpf(x: arb) -> mpmath.mpf:
@@ -271,7 +282,7 @@ def arb_to_mpf(x: arb) -> mpmath.mpf:
 
 def midpoint_text(x: arb, digits: int) -> str:
     """A ball's midpoint for a message (the ball itself is in the result, not the text)."""
-    return mpmath.nstr(arb_to_mpf(x), digits)
+    return str(mpmath.nstr(arb_to_mpf(x), digits))
 
 
 @functools.lru_cache(maxsize=64)
@@ -283,7 +294,7 @@ def _private_context(prec: int) -> mpmath.ctx_mp.MPContext:
     return ctx
 
 
-def _dyadic(x: Any) -> tuple[int, int]:
+def _dyadic(x: arb) -> tuple[int, int]:
     """(m, e) with x = m·2^e exactly, for an arf (a midpoint or a radius)."""
     man, exp = x.man_exp()
     return int(man), int(exp)

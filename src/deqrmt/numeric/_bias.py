@@ -43,6 +43,7 @@ from .._errors import (
     NoReachableInterpolant,
 )
 from ..symbolic import BETA0, BiasDerivation
+from ._context import EngineContext, Num
 from ._contexts import NUMPY
 from ._printer import compile_function
 
@@ -74,12 +75,12 @@ class BiasLimit:
       ctx: the mpmath context that owns the numbers.
     """
 
-    beta: tuple[Any, ...]
-    multipliers: tuple[Any, ...]
-    kkt_residual: Any
+    beta: tuple[Num, ...]
+    multipliers: tuple[Num, ...]
+    kkt_residual: Num
     dps: int
     iterations: tuple[int, int]
-    ctx: Any = dataclasses.field(repr=False, compare=False)
+    ctx: EngineContext = dataclasses.field(repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.beta:
@@ -197,7 +198,7 @@ def _compile(name: str, args: list[sp.Symbol], exprs: list[sp.Expr], doc: str) -
         ) from None
 
 
-def bias_functions(d: BiasDerivation) -> Callable[..., tuple[Any, Any, Any]]:
+def bias_functions(d: BiasDerivation) -> Callable[..., tuple[Num, Num, Num]]:
     """`f(ctx, β) -> (q(β), q'(β), 1/h(β))` at the initialisation of `d`, compiled once.
 
     `q' = ψ'(β) - ψ'(β(0))` and `q'' = 1/h`.  A quadrature representation
@@ -232,12 +233,12 @@ def bias_functions(d: BiasDerivation) -> Callable[..., tuple[Any, Any, Any]]:
             )
         )
 
-    def with_quadrature(ctx: Any, beta: Any) -> tuple[Any, Any, Any]:
+    def with_quadrature(ctx: EngineContext, beta: Num) -> tuple[Num, Num, Num]:
         values = []
         for integrand_fn, limits_fn in parts:
             a, b = limits_fn(ctx, beta)
             values.append(ctx.quad(lambda t, f=integrand_fn: f(ctx, t)[0], [a, b]))
-        result: tuple[Any, Any, Any] = outer(ctx, beta, *values)
+        result: tuple[Num, Num, Num] = outer(ctx, beta, *values)
         return result
 
     return with_quadrature
@@ -251,7 +252,7 @@ def domain_bounds(d: BiasDerivation) -> tuple[float, float]:
     return -math.inf, math.inf  # Reals, or a ConditionSet: every evaluation is guarded instead
 
 
-def _as_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+def _as_data(X: Num, y: Num) -> tuple[np.ndarray, np.ndarray]:
     try:
         Xa = np.array(X, dtype=float)
         ya = np.array(y, dtype=float)
@@ -304,7 +305,7 @@ def _nnls(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t, b - A @ t
 
 
-def minimum_norm_interpolant(X: Any, y: Any) -> np.ndarray:
+def minimum_norm_interpolant(X: Num, y: Num) -> np.ndarray:
     """The ℓ2 minimum-norm interpolant `Xᵀ(XXᵀ)⁻¹y` (the negative control), float64."""
     Xa, ya = _as_data(X, y)
     return np.asarray(Xa.T @ np.linalg.solve(Xa @ Xa.T, ya))
@@ -444,13 +445,13 @@ def _newton_float(
 
 
 def _polish(
-    fn: Callable[..., tuple[Any, Any, Any]],
+    fn: Callable[..., tuple[Num, Num, Num]],
     X: np.ndarray,
     y: np.ndarray,
     beta: np.ndarray,
     lam: np.ndarray,
     dps: int,
-) -> tuple[tuple[Any, ...], tuple[Any, ...], Any, int, Any]:
+) -> tuple[tuple[Num, ...], tuple[Num, ...], Num, int, Num]:
     ctx = mpmath.MPContext()
     ctx.dps = dps + 10  # guard digits for the N×N solve
     n, dim = X.shape
@@ -489,8 +490,8 @@ def _polish(
 
 def predicted_limit(
     derivation: BiasDerivation,
-    X: Any,
-    y: Any,
+    X: Num,
+    y: Num,
     *,
     dps: int = 30,
     max_iter: int = 200,

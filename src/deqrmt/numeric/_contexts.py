@@ -26,13 +26,14 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
 import sympy as sp
 
 from ..symbolic import Activation
+from ._context import ArrayContext
 from ._printer import STABLE_FORMS, compile_function
 
 __all__ = ["NUMPY", "NumpyContext", "activation_expressions", "activation_functions"]
@@ -80,6 +81,8 @@ class NumpyContext:
     inf = math.inf
     zero = 0.0
     one = 1.0
+    #: float64's machine epsilon (2⁻⁵²): a test's tolerance is stated in it
+    eps: float = float(np.finfo(np.float64).eps)
 
     # elementary functions: numpy's ufuncs
     exp = staticmethod(np.exp)
@@ -158,6 +161,9 @@ class NumpyContext:
 #: The numpy context (stateless: one instance serves every caller).
 NUMPY: NumpyContext = NumpyContext()
 
+if TYPE_CHECKING:  # mypy checks the class against the interface the printer's code calls
+    _IS_AN_ARRAY_CONTEXT: ArrayContext = NUMPY
+
 
 def activation_expressions(act: Activation) -> tuple[sp.Expr, sp.Expr]:
     """φ and φ′ as Piecewise expressions of the activation's pieces, the left piece at a kink
@@ -188,4 +194,4 @@ def activation_functions(
     return (
         compile_function("phi", [act.x], [phi], rewrite=STABLE_FORMS, arrays=True),
         compile_function("dphi", [act.x], [dphi], rewrite=STABLE_FORMS, arrays=True),
-    )  # type: ignore[return-value]
+    )

@@ -36,6 +36,7 @@ from .. import _arguments
 from .._errors import InvalidArgument
 from ..symbolic import Activation, get_activation
 from ._arb import workprec
+from ._context import Num
 from ._curvature_cells import CurvatureCells
 from ._curvature_pieces import PREC
 from ._enclosure_text import exact_fraction
@@ -65,8 +66,8 @@ class CurvatureBound:
     """
 
     kind: str
-    lower: Any
-    upper: Any
+    lower: Num
+    upper: Num
     where: str
     cells: int
     reason: str = ""
@@ -76,15 +77,15 @@ class CurvatureBound:
         return self.kind == "bounded"
 
 
-def _mpf(v: arb) -> Any:
+def _mpf(v: arb) -> Num:
     m, e = arb(v).mid().man_exp()
     return mpmath.mp.make_mpf(from_man_exp(int(m), int(e)))
 
 
 def curvature_bound(
     activation: str | Activation,
-    center: Any = 0,
-    center_radius: Any = 0,
+    center: Num = 0,
+    center_radius: Num = 0,
     *,
     rtol: float = 1e-3,
     budget: int = _DEFAULT_BUDGET,
@@ -168,7 +169,7 @@ def _branch_and_bound(
 ) -> CurvatureBound:
     _RTOL = Fraction(rtol).limit_denominator(10**12)  # noqa: N806 (a constant of the loop)
     counter = itertools.count()
-    heap: list[tuple[Any, int, Any, Any]] = []
+    heap: list[tuple[Num, int, Num, Num]] = []
     best_lo: Fraction | None = None
     where = ""
     evaluated = 0
@@ -220,7 +221,7 @@ def _branch_and_bound(
     return CurvatureBound("bounded", lower, upper, where, evaluated)
 
 
-def _which(u0: Any, u1: Any) -> str:
+def _which(u0: Num, u1: Num) -> str:
     if u1 is None:
         return "τ → ∞"
     if u0 is None:
@@ -228,7 +229,7 @@ def _which(u0: Any, u1: Any) -> str:
     return f"τ ∈ [2^{float(u0):g}, 2^{float(u1):g}]"
 
 
-def _where(u0: Any, u1: Any) -> str:
+def _where(u0: Num, u1: Num) -> str:
     if u1 is None:
         return "τ → ∞"
     if u0 is None:

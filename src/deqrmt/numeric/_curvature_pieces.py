@@ -12,13 +12,13 @@ import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
 
 import sympy as sp
 from flint import arb
 
 from ..symbolic import Activation, X
 from ._arb import ARB_FUNCTIONS, unsupported, workprec
+from ._context import Num
 from ._growth import BOUND_PREC, NotEnclosable, point_ball
 from ._interval import Interval, IntervalContext, interval
 from ._printer import compile_function
@@ -85,7 +85,7 @@ class Pieces:
         self.c = c
         self.act = act
         self.bounds: list[tuple[arb | None, arb | None]] = []
-        self.fns: list[Callable[..., tuple[Any, ...]]] = []
+        self.fns: list[Callable[..., tuple[Num, ...]]] = []
         self.exprs: list[tuple[sp.Expr, sp.Expr, sp.Expr]] = []
         for piece, dpiece in zip(act.pieces, act.derivative_pieces, strict=True):
             d2 = sp.diff(dpiece.expr, X)

@@ -15,6 +15,7 @@ from typing import Any
 import mpmath
 
 from .._errors import CenteringError, ContractionError, PrecisionLoss
+from ._context import Num
 from ._deq_formulas import deq_formulas, formula_keys
 from ._deq_records import DEQ_KEYS, MOMENT_KEYS, DEQCoefficients
 from ._fixed_point import moments_at, scan_fixed_points, solve_tau
@@ -45,7 +46,7 @@ def mp_context(dps: int) -> Any:
     return ctx
 
 
-def _run(problem: DEQProblem, dps: int, refine: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def _run(problem: DEQProblem, dps: int, refine: int) -> tuple[dict[str, Num], dict[str, Num]]:
     """τ*, the coefficients and the moments of φ_c at τ*, at ``dps`` digits."""
     ctx = mp_context(dps)
     fp = solve_tau(problem, ctx, refine)

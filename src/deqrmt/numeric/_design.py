@@ -36,6 +36,7 @@ from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, NoConvergenc
 from .._untrusted import bounded_int
 from ..symbolic import Activation, Family, get_activation, get_family
 from ._arb import bits_for_digits, workprec
+from ._context import EngineContext, Num
 from ._deq import deq_coefficients
 from ._deq_records import DEQCoefficients
 from ._design_family import FamilyEvaluator, estimate_work
@@ -62,7 +63,8 @@ from ._design_symmetry import describe as _describe
 from ._design_symmetry import normalization_text as _normalization_text
 from ._design_symmetry import symmetries as _symmetries
 from ._float_context import FLOAT
-from ._problem import MAX_LAYERS, DEQProblem
+from ._problem import DEQProblem
+from ._ranges import MAX_LAYERS
 
 __all__ = ["Design", "DesignSolution", "design_enn"]
 
@@ -259,7 +261,9 @@ def _depth(deq: DEQCoefficients, layers: int | None, kernel: str) -> tuple[dict[
     return rule, layers
 
 
-def _refuse_beyond_budget(s: DesignSetting, ev: FamilyEvaluator, ctx: Any, starts: int) -> None:
+def _refuse_beyond_budget(
+    s: DesignSetting, ev: FamilyEvaluator, ctx: EngineContext, starts: int
+) -> None:
     """Refuse a design whose typical cost is beyond the budget, before any work."""
     estimate = estimate_work(ev, ctx, s.dps, s.deq.tau0, s.layers, s.npar, starts)
     s.budget.refuse(
@@ -274,16 +278,16 @@ def _refuse_beyond_budget(s: DesignSetting, ev: FamilyEvaluator, ctx: Any, start
 
 def _search(
     s: DesignSetting,
-    ctx: Any,
+    ctx: EngineContext,
     residual_in: Residuals,
     sample: Callable[[], list[float]],
     starts: int,
-) -> tuple[list[Any], dict[int, Any], int]:
+) -> tuple[list[Num], dict[int, Num], int]:
     """The multi-start search: ``(found, fixed, nullity)``, the solutions, the parameters held
     fixed (index → value) and the number of degenerate directions at the first solution."""
     dps, layers, n_all, progress = s.dps, s.layers, s.layers * s.npar, s.progress
     tol = ctx.mpf(10) ** (-(dps + 5))
-    fixed: dict[int, Any] = {}
+    fixed: dict[int, Num] = {}
     found = multistart(
         ctx, residual_in, n_all, fixed, sample, layers, min(starts, 4), tol, dps,
         progress, "probe", precise_first=True,
@@ -320,8 +324,8 @@ def _search(
 
 
 def _polish(
-    s: DesignSetting, found: list[Any], fixed: dict[int, Any], residual_in: Residuals
-) -> tuple[list[tuple[list[Any], list[Any], Any]], Any]:
+    s: DesignSetting, found: list[Num], fixed: dict[int, Num], residual_in: Residuals
+) -> tuple[list[tuple[list[Num], list[Num], Num]], Num]:
     """Each solution polished at dps + 25 digits (the digits that agree are the ones reported):
     ``([(x, x_hi, residual_hi), …], the precise context)``, in the order of x."""
     dps = s.dps
@@ -331,13 +335,13 @@ def _polish(
     n_all = s.layers * s.npar
     fixed_hi = {j: hi.mpf(v) for j, v in fixed.items()}
 
-    def r_hi_free(free: list[Any]) -> list[Any]:
+    def r_hi_free(free: list[Num]) -> list[Num]:
         return r_hi(_expand(free, fixed_hi, n_all))
 
     r_fp = residual_in(FLOAT)
     fixed_fp = {j: float(v) for j, v in fixed.items()}
 
-    def r_fp_free(free: list[Any]) -> list[Any]:
+    def r_fp_free(free: list[Num]) -> list[Num]:
         return r_fp(_expand(free, fixed_fp, n_all))
 
     polished = []
@@ -361,9 +365,9 @@ def _polish(
 
 def _find_symmetries(
     s: DesignSetting,
-    ctx: Any,
+    ctx: EngineContext,
     values: Values,
-    x: list[Any],
+    x: list[Num],
     sample: Callable[[], list[float]],
     nullity: int,
 ) -> tuple[list[_Transform], bool]:
@@ -383,18 +387,18 @@ def _find_symmetries(
 
 def _orbits(
     s: DesignSetting,
-    polished: list[tuple[list[Any], list[Any], Any]],
+    polished: list[tuple[list[Num], list[Num], Num]],
     transforms: list[_Transform],
     rescale: bool,
-    ctx: Any,
-    hi: Any,
-) -> list[tuple[list[Any], list[Any], Any, int]]:
+    ctx: EngineContext,
+    hi: Num,
+) -> list[tuple[list[Num], list[Num], Num, int]]:
     """One representative per orbit, ``(y, y_hi, residual, copies)``: each solution
     canonicalised, repeats dropped (counted), the largest parameters first."""
     group: list[tuple[_Transform | None, ...]] = list(
         itertools.product([None, *transforms], repeat=s.layers)
     )[:4096]
-    reps: list[tuple[list[Any], list[Any], Any, int]] = []
+    reps: list[tuple[list[Num], list[Num], Num, int]] = []
     for x, xh, nh in polished:
         y, yh = _canonical((x, xh), group, s.npar, s.layers, rescale, ctx, hi)
         for k, (_, zh, zn, count) in enumerate(reps):
@@ -409,7 +413,7 @@ def _orbits(
 
 
 def _params_text(
-    s: DesignSetting, y: list[Any], yh: list[Any], fixed: dict[int, Any], rescale: bool, hi: Any
+    s: DesignSetting, y: list[Num], yh: list[Num], fixed: dict[int, Num], rescale: bool, hi: Num
 ) -> list[dict[str, str]]:
     """One orbit's parameters as decimal strings, layer by layer: the digits on which the
     working-precision and the polished solution agree (a fixed parameter to 3 digits)."""
@@ -434,10 +438,10 @@ def _params_text(
 
 def _solutions(
     s: DesignSetting,
-    reps: list[tuple[list[Any], list[Any], Any, int]],
-    fixed: dict[int, Any],
+    reps: list[tuple[list[Num], list[Num], Num, int]],
+    fixed: dict[int, Num],
     rescale: bool,
-    hi: Any,
+    hi: Num,
     active: list[int],
     certify: bool,
 ) -> list[DesignSolution]:
@@ -465,14 +469,14 @@ def _solutions(
     return solutions
 
 
-def _largest(y: Sequence[Any], layer: int, npar: int) -> int:
+def _largest(y: Sequence[Num], layer: int, npar: int) -> int:
     """The flat index of ``layer``'s parameter largest in absolute value."""
     return max(range(layer * npar, (layer + 1) * npar), key=lambda j: abs(y[j]))
 
 
 def _proof(
     fam: Family,
-    yh: Sequence[Any],
+    yh: Sequence[Num],
     held: Sequence[int],
     layers: int,
     kernel: str,

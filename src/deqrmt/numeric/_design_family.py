@@ -17,6 +17,7 @@ import mpmath
 import sympy as sp
 
 from ..symbolic import FAMILY_MOMENTS, TAU, Family, X
+from ._context import EngineContext, Num
 from ._deq_formulas import layer_formulas
 from ._design_search import CLOSED_UNITS, FLOAT_UNIT, SearchBudget, precision_factor
 from ._explicit import LAYER_KEYS
@@ -58,14 +59,14 @@ class FamilyEvaluator:
         self.kinks = [compile_function("fam_kink", list(fam.params), [k]) for k in fam.kinks]
         self._memo: dict[tuple[Any, ...], dict[str, Any]] = {}
 
-    def nodes(self, ctx: Any, tau: Any, theta: Sequence[Any]) -> int:
+    def nodes(self, ctx: EngineContext, tau: Num, theta: Sequence[Num]) -> int:
         """Quadrature nodes of one evaluation (0 for closed forms)."""
         if self.closed is not None:
             return 0
         kinks = [k(ctx, *theta)[0] for k in self.kinks]
         return sum(len(p.nodes) for p in panels(ctx, tau, kinks, ctx.dps))
 
-    def __call__(self, ctx: Any, tau: Any, theta: Sequence[Any]) -> dict[str, Any]:
+    def __call__(self, ctx: EngineContext, tau: Num, theta: Sequence[Num]) -> dict[str, Num]:
         key = (id(ctx), ctx.prec, tau, *theta)
         hit = self._memo.get(key)
         if hit is not None:
@@ -76,7 +77,7 @@ class FamilyEvaluator:
         self._memo[key] = out
         return out
 
-    def _evaluate(self, ctx: Any, tau: Any, theta: Sequence[Any]) -> dict[str, Any]:
+    def _evaluate(self, ctx: EngineContext, tau: Num, theta: Sequence[Num]) -> dict[str, Num]:
         unit = FLOAT_UNIT if isinstance(ctx, mpmath.ctx_fp.FPContext) else precision_factor(ctx)
         if self.closed is not None:
             self.budget.spend(unit * CLOSED_UNITS)
@@ -113,12 +114,12 @@ class FamilyEvaluator:
 
 
 def enn_values(
-    ctx: Any,
+    ctx: EngineContext,
     ev: FamilyEvaluator,
-    thetas: Sequence[Sequence[Any]],
+    thetas: Sequence[Sequence[Num]],
     tau0: Any,
     input_trainable: bool,
-) -> dict[str, Any]:
+) -> dict[str, Num]:
     formulas = layer_formulas()
     fn, arg_names = formulas.fn, formulas.args
     prev = {
@@ -127,7 +128,7 @@ def enn_values(
         "beta_1_prev": ctx.one if input_trainable else ctx.zero, "beta_2_prev": ctx.zero,
         "beta_3_prev": ctx.zero, "kappa_prev": tau0 if input_trainable else ctx.zero,
     }  # fmt: skip
-    out: dict[str, Any] = {}
+    out: dict[str, Num] = {}
     for theta in thetas:
         cm, _ = center_moments(ctx, ev(ctx, prev["tau_prev"], theta))
         vals = fn(ctx, *(dict(cm, **prev)[n] for n in arg_names))
@@ -139,7 +140,7 @@ def enn_values(
 
 def estimate_work(
     ev: FamilyEvaluator,
-    ctx: Any,
+    ctx: EngineContext,
     dps: int,
     tau0: sp.Rational,
     layers: int,
@@ -153,7 +154,7 @@ def estimate_work(
     hi.dps = dps + 25
     theta = [1] * npar
 
-    def per_eval(c: Any, unit: float) -> float:
+    def per_eval(c: Num, unit: float) -> float:
         tau = c.mpf(tau0.p) / tau0.q
         nodes = ev.nodes(c, tau, [c.mpf(t) for t in theta]) if ev.closed is None else CLOSED_UNITS
         return layers * unit * nodes * precision_factor(c)

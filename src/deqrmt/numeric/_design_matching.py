@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from .._errors import InvalidArgument, NoConvergence
 from ..symbolic import Family
+from ._context import EngineContext, Num
 from ._deq_records import DEQCoefficients
 from ._design_family import FamilyEvaluator, enn_values
 from ._design_search import SearchBudget
@@ -33,9 +33,9 @@ __all__ = [
 ]
 
 #: a flat parameter vector → the matched values (τ̃², α̃₁, α̃₂, α̃₃ or κ̃², β̃₁, β̃₂, β̃₃)
-Values = Callable[[Any, Sequence[Any]], list[Any]]
+Values = Callable[[Num, Sequence[Num]], list[Num]]
 #: a context → the scaled residuals of the active equations at a flat parameter vector
-Residuals = Callable[[Any], Callable[[list[Any]], list[Any]]]
+Residuals = Callable[[Num], Callable[[list[Num]], list[Num]]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +63,7 @@ class DesignSetting:
             self.progress(line)
 
 
-def deq_targets(deq: DEQCoefficients, kernel: str) -> tuple[tuple[str, ...], list[Any]]:
+def deq_targets(deq: DEQCoefficients, kernel: str) -> tuple[tuple[str, ...], list[Num]]:
     """The matched quantities' names and the DEQ's values of them: (γ*², α*₁, α*₂, α*₃) for
     CK matching, (κ*², β*₁, β*₂, β*₃) for NTK matching."""
     v = deq.values
@@ -90,7 +90,7 @@ def matched_values(s: DesignSetting, ev: FamilyEvaluator) -> Values:
     """The ENN's matched values at a flat parameter vector (layer after layer, npar each)."""
     npar, layers, deq = s.npar, s.layers, s.deq
 
-    def values(ctx: Any, flat: Sequence[Any]) -> list[Any]:
+    def values(ctx: EngineContext, flat: Sequence[Num]) -> list[Num]:
         thetas = [flat[l * npar : (l + 1) * npar] for l in range(layers)]
         out = enn_values(ctx, ev, thetas, ctx.mpf(deq.tau0.p) / deq.tau0.q, s.input_trainable)
         if s.kernel == "ck":
@@ -120,10 +120,10 @@ def sampler(fam: Family, seed: int) -> Callable[[], list[float]]:
 
 def active_equations(
     s: DesignSetting,
-    ctx: Any,
+    ctx: EngineContext,
     values: Values,
     sample: Callable[[], list[float]],
-    targets: list[Any],
+    targets: list[Num],
 ) -> list[int]:
     """The equations not identically satisfied (e.g. α̃₂ = α̃₃ = 0 for an odd family vs an odd
     φ): those whose target is nonzero or whose value is nonzero at some random point."""
@@ -156,7 +156,7 @@ def active_equations(
 
 
 def residuals(
-    s: DesignSetting, ctx: Any, values: Values, targets: list[Any], active: list[int]
+    s: DesignSetting, ctx: EngineContext, values: Values, targets: list[Num], active: list[int]
 ) -> Residuals:
     """The residuals of the active equations, each scaled by its target (1 where that is 0);
     a point outside the constraints or with a complex moment raises ``ValueError``."""
@@ -170,11 +170,11 @@ def residuals(
         else None
     )
 
-    def residual_in(c: Any) -> Callable[[list[Any]], list[Any]]:
+    def residual_in(c: Num) -> Callable[[list[Num]], list[Num]]:
         tgt = [c.mpf(t) for t in targets]
         sc = [c.mpf(s) for s in scale]
 
-        def r(flat: list[Any]) -> list[Any]:
+        def r(flat: list[Num]) -> list[Num]:
             if constraints is not None:
                 for l in range(layers):
                     if any(v <= 0 for v in constraints(c, *flat[l * npar : (l + 1) * npar])):

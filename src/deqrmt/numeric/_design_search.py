@@ -23,11 +23,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import mpmath
 
 from .._errors import BudgetExceeded
+from ._context import EngineContext, Num
 from ._float_context import FLOAT
 
 __all__ = [
@@ -62,7 +62,7 @@ _HANDOVER = 1e-8
 _STUCK = 1e-4
 
 
-def precision_factor(ctx: Any) -> float:
+def precision_factor(ctx: EngineContext) -> float:
     """Cost of one node at ``ctx``'s precision relative to 40 digits: 1 up to 40 digits (where
     Python's overhead dominates), then ``1 + ((dps − 40)/120)^1.3`` (measured for a*tanh(b*x):
     1.3 at 100 digits, 3.1 at 300, 16 at 1000)."""
@@ -113,13 +113,13 @@ def _units(x: float) -> str:
 
 
 def solve_lm(
-    ctx: Any,
-    residual: Callable[[list[Any]], list[Any]],
-    x0: list[Any],
-    tol: Any,
+    ctx: EngineContext,
+    residual: Callable[[list[Num]], list[Num]],
+    x0: list[Num],
+    tol: Num,
     max_iter: int = 200,
-    lam0: Any = None,
-) -> tuple[list[Any], Any]:
+    lam0: Num = None,
+) -> tuple[list[Num], Num]:
     """Levenberg–Marquardt with a central-difference Jacobian (square or overdetermined).
 
     ``lam0`` is the first damping (default 1e-3); a start already near a solution takes a
@@ -163,8 +163,8 @@ def solve_lm(
 
 
 def jacobian(
-    ctx: Any, residual: Callable[[list[Any]], list[Any]], x: list[Any], rows: int
-) -> list[list[Any]]:
+    ctx: EngineContext, residual: Callable[[list[Num]], list[Num]], x: list[Num], rows: int
+) -> list[list[Num]]:
     """Central differences, step 10^-(dps/3) relative: ``rows`` × ``len(x)``."""
     h = ctx.mpf(10) ** (-(ctx.dps // 3))
     jac = [[ctx.zero] * len(x) for _ in range(rows)]
@@ -179,13 +179,13 @@ def jacobian(
 
 
 def refine(
-    ctx: Any,
-    residual: Callable[[list[Any]], list[Any]],
-    x0: list[Any],
-    tol: Any,
-    jac: Sequence[Sequence[Any]],
+    ctx: EngineContext,
+    residual: Callable[[list[Num]], list[Num]],
+    x0: list[Num],
+    tol: Num,
+    jac: Sequence[Sequence[Num]],
     max_iter: int = 12,
-) -> tuple[list[Any], Any]:
+) -> tuple[list[Num], Num]:
     """Newton's chord method from a point near a root, with a Jacobian computed elsewhere (in
     float64): ``x ← x − (JᵀJ)⁻¹Jᵀr(x)``, one evaluation a step, each gaining the Jacobian's
     ~10 correct digits.  Hands over to :func:`solve_lm` (small damping) if a step gains less
@@ -212,30 +212,30 @@ def refine(
     return solve_lm(ctx, residual, x, tol, lam0="1e-12")
 
 
-def expand(flat_free: Sequence[Any], fixed: dict[int, Any], n: int) -> list[Any]:
+def expand(flat_free: Sequence[Num], fixed: dict[int, Num], n: int) -> list[Num]:
     """The full parameter vector: ``fixed`` entries by index, the free ones in order."""
     it = iter(flat_free)
     return [fixed[j] if j in fixed else next(it) for j in range(n)]
 
 
 def _solve_start(
-    ctx: Any,
-    residual: Callable[[Any], Callable[[list[Any]], list[Any]]],
+    ctx: EngineContext,
+    residual: Callable[[Num], Callable[[list[Num]], list[Num]]],
     x0: list[float],
-    fixed: dict[int, Any],
+    fixed: dict[int, Num],
     n: int,
-    tol: Any,
-) -> tuple[list[Any], Any]:
+    tol: Num,
+) -> tuple[list[Num], Num]:
     """One start: float64 LM, then the working precision from where it ended (or from x0)."""
     fp = FLOAT
     fixed_fp = {j: float(v) for j, v in fixed.items()}
     r_fp = residual(fp)
     r_mp = residual(ctx)
 
-    def r_free_fp(free: list[Any]) -> list[Any]:
+    def r_free_fp(free: list[Num]) -> list[Num]:
         return r_fp(expand(free, fixed_fp, n))
 
-    def r_free(free: list[Any]) -> list[Any]:
+    def r_free(free: list[Num]) -> list[Num]:
         return r_mp(expand(free, fixed, n))
 
     free0 = [t for j, t in enumerate(x0) if j not in fixed]
@@ -259,8 +259,8 @@ def _solve_start(
 
 
 def _free(
-    full: Callable[[list[Any]], list[Any]], fixed: dict[int, Any], n: int
-) -> Callable[[list[Any]], list[Any]]:
+    full: Callable[[list[Num]], list[Num]], fixed: dict[int, Num], n: int
+) -> Callable[[list[Num]], list[Num]]:
     """The residual as a function of the free parameters only."""
     return lambda free: full(expand(free, fixed, n))
 
@@ -284,19 +284,19 @@ class MultiStart(str):
 
 
 def multistart(
-    ctx: Any,
-    residual: Callable[[Any], Callable[[list[Any]], list[Any]]],
+    ctx: EngineContext,
+    residual: Callable[[Num], Callable[[list[Num]], list[Num]]],
     n: int,
-    fixed: dict[int, Any],
+    fixed: dict[int, Num],
     sample: Callable[[], list[float]],
     layers: int,
     starts: int,
-    tol: Any,
+    tol: Num,
     dps: int,
     progress: Callable[[str], None] | None = None,
     label: str = "search",
     precise_first: bool = False,
-) -> list[tuple[list[Any], Any]]:
+) -> list[tuple[list[Num], Num]]:
     """Every distinct solution (full parameter vector, residual norm) from ``starts`` starts.
 
     ``residual(c)`` is the residual function in the context ``c`` (``FLOAT`` or ``ctx``).
@@ -304,7 +304,7 @@ def multistart(
     precision from its start point (when the solutions form a continuum, the point the solver
     lands on depends on its path, and the design fixes parameters from that first point).
     """
-    found: list[tuple[list[Any], Any]] = []
+    found: list[tuple[list[Num], Num]] = []
     for i in range(starts):
         if progress is not None:
             progress(MultiStart(label, i + 1, starts, len(found)))
@@ -330,7 +330,7 @@ def multistart(
 
 
 def nullity(
-    ctx: Any, residual: Callable[[list[Any]], list[Any]], x: list[Any]
+    ctx: EngineContext, residual: Callable[[list[Num]], list[Num]], x: list[Num]
 ) -> tuple[int, list[int]]:
     """Dimension k of the solution set through x, and k coordinates transversal to it to fix."""
     h = ctx.mpf(10) ** (-(ctx.dps // 3))

@@ -17,12 +17,12 @@ import dataclasses
 import itertools
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import mpmath
 import sympy as sp
 
 from ..symbolic import Family, X
+from ._context import EngineContext, Num
 
 __all__ = [
     "Transform",
@@ -41,7 +41,7 @@ class Transform:
     perm: tuple[int, ...]
     signs: tuple[int, ...]
 
-    def apply(self, theta: Sequence[Any]) -> list[Any]:
+    def apply(self, theta: Sequence[Num]) -> list[Num]:
         return [s * theta[p] for p, s in zip(self.perm, self.signs, strict=True)]
 
     @property
@@ -99,13 +99,13 @@ def _meaning(fam: Family, t: Transform, theta: Sequence[sp.Expr]) -> str:
 
 
 def symmetries(
-    ctx: Any,
+    ctx: EngineContext,
     fam: Family,
-    values: Callable[[Any, Sequence[Any]], list[Any]],
-    x: list[Any],
-    probe: list[Any] | None,
+    values: Callable[[Num, Sequence[Num]], list[Num]],
+    x: list[Num],
+    probe: list[Num] | None,
     layers: int,
-    tol: Any,
+    tol: Num,
 ) -> tuple[list[Transform], bool]:
     """The per-layer transforms (and whether a layer rescaling) leaving the matched values fixed.
 
@@ -115,11 +115,11 @@ def symmetries(
     """
     npar = len(fam.params)
 
-    def ok(theta: Sequence[Any]) -> bool:
+    def ok(theta: Sequence[Num]) -> bool:
         sub = dict(zip(fam.params, theta, strict=True))
         return all(cn.subs(sub) > 0 for cn in fam.constraints)
 
-    def same(y: list[Any], base: list[Any]) -> bool:
+    def same(y: list[Num], base: list[Num]) -> bool:
         try:
             vals = values(ctx, y)
         except (TypeError, ValueError, ZeroDivisionError, OverflowError):
@@ -163,7 +163,7 @@ def symmetries(
     return accepted, rescale
 
 
-def _normalise(ctx: Any, y: list[Any], npar: int, layers: int) -> list[Any]:
+def _normalise(ctx: EngineContext, y: list[Num], npar: int, layers: int) -> list[Num]:
     """Scale every layer but the last to max_j |θ_{l,j}| = 1 (the next layer absorbs it)."""
     y = list(y)
     for l in range(layers - 1):
@@ -177,20 +177,20 @@ def _normalise(ctx: Any, y: list[Any], npar: int, layers: int) -> list[Any]:
 
 
 def canonical(
-    pair: tuple[list[Any], list[Any]],
+    pair: tuple[list[Num], list[Num]],
     group: Sequence[Sequence[Transform | None]],
     npar: int,
     layers: int,
     rescale: bool,
-    ctx_lo: Any,
-    ctx_hi: Any,
-) -> tuple[list[Any], list[Any]]:
+    ctx_lo: Num,
+    ctx_hi: Num,
+) -> tuple[list[Num], list[Num]]:
     """The orbit member with the lexicographically largest parameters (positive leading ones)."""
-    best: tuple[list[float], list[Any], list[Any]] | None = None
+    best: tuple[list[float], list[Num], list[Num]] | None = None
     for g in group:
         ys = []
         for c, x in zip((ctx_lo, ctx_hi), pair, strict=True):
-            y: list[Any] = []
+            y: list[Num] = []
             for l, t in enumerate(g):
                 theta = x[l * npar : (l + 1) * npar]
                 y += list(theta) if t is None else t.apply(theta)
@@ -232,12 +232,12 @@ def describe(
 
 def normalization_text(
     fam: Family,
-    fixed: dict[int, Any],
+    fixed: dict[int, Num],
     npar: int,
     layers: int,
     rescale: bool,
     nullity: int,
-    shown: Sequence[Any],
+    shown: Sequence[Num],
     symmetric: bool,
 ) -> list[str]:
     """Why parameters are fixed, and to what, in words (one sentence per reason)."""

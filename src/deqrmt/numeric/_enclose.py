@@ -38,7 +38,6 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import sympy as sp
 from flint import acb, arb
@@ -56,6 +55,7 @@ from ._arb import (
     unsupported,
     workprec,
 )
+from ._context import Num
 from ._envelope import linear_envelope
 from ._growth import (
     BOUND_PREC,
@@ -133,7 +133,7 @@ class _Open:
     fold: bool  # the integrand is even: integrate [0, X] and double
 
 
-def _key(x: acb) -> tuple[Any, ...]:
+def _key(x: acb) -> tuple[Num, ...]:
     """A hashable identity of a ball (exact midpoint and radius)."""
     r, i = x.real, x.imag
     return (r.mid().man_exp(), r.rad().man_exp(), i.mid().man_exp(), i.rad().man_exp())
@@ -197,7 +197,7 @@ class MomentEncloser:
             self._pieces["phi"] = tuple(p.expr for p in act.pieces)
         if "dsq" in kinds:
             self._pieces["dphi"] = tuple(p.expr for p in act.derivative_pieces)
-        self._fns: dict[str, tuple[Callable[..., tuple[Any, ...]], ...]] = {}
+        self._fns: dict[str, tuple[Callable[..., tuple[Num, ...]], ...]] = {}
         self._expensive: dict[str, tuple[bool, ...]] = {}
         for which, exprs in self._pieces.items():
             for e in exprs:
@@ -213,11 +213,11 @@ class MomentEncloser:
             # erf on a complex ball costs ~50x an exp: worth a cache lookup (~10 µs) per call
             self._expensive[which] = tuple(e.has(sp.erf, sp.erfc) for e in exprs)
         self._growth: dict[tuple[str, int, int], Growth] = {}
-        self._cache: dict[tuple[int, str, int], dict[tuple[Any, ...], acb]] = {}
+        self._cache: dict[tuple[int, str, int], dict[tuple[Num, ...], acb]] = {}
 
     def integrals(self) -> int:
         """``acb.integral`` calls one evaluation of every open moment makes, weighted by the
-        panels they need: the cost model's unit (:func:`._problem.precision_cost`).
+        panels they need: the cost model's unit (:func:`._precision_cost.precision_cost`).
 
         Two moments share one complex integral, one per smooth piece; a φ steeper than tanh
         (poles nearer the axis by a factor s, :func:`._quadrature.steepness`) counts s: Arb
@@ -439,7 +439,7 @@ def _encloser_of(act: Activation, names: tuple[str, ...]) -> MomentEncloser:
 
 
 def enclose_moments(
-    activation: str | Activation, tau: Any, names: Iterable[str], dps: int = 30
+    activation: str | Activation, tau: Num, names: Iterable[str], dps: int = 30
 ) -> dict[str, arb]:
     """Arb balls of Gaussian moments of φ at the exact scale ``tau`` (proven to ~``dps`` digits).
 

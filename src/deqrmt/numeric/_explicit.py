@@ -26,12 +26,15 @@ from .._errors import CenteringError
 from .._io import pandas
 from ..symbolic import Activation, get_activations
 from . import _display
+from ._context import Num
 from ._deq_formulas import layer_formulas
 from ._deq_records import shown
 from ._deq_verified import GUARD_CHECK, GUARD_WORK
 from ._fixed_point import moments_at
 from ._mapping import AttributeHints, ValueTable
-from ._problem import MAX_LAYERS, check_dps, exact_number, in_range
+from ._numbers import exact_number
+from ._precision_cost import check_dps
+from ._ranges import MAX_LAYERS, in_range
 from ._verified import Verified
 from ._verify import ball_dict, proven_or_agreed, verify
 
@@ -80,7 +83,7 @@ class ExplicitCoefficients(AttributeHints):
     def __post_init__(self) -> None:
         object.__setattr__(self, "layers", tuple(ValueTable(layer) for layer in self.layers))
 
-    def to_pandas(self) -> Any:
+    def to_pandas(self) -> Num:
         """A :class:`pandas.DataFrame`, one row per layer (index ``layer``, 1 … L; the column
         ``activation``), one float column per coefficient.  Needs pandas (MissingExtra)."""
         pd = pandas("ExplicitCoefficients.to_pandas()")
@@ -126,7 +129,7 @@ def _run(
     refine: int,
     center: bool,
     input_trainable: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, Num]]:
     ctx = mpmath.MPContext()
     ctx.dps = dps
     formulas = layer_formulas()

@@ -13,12 +13,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from typing import Any
 
 from flint import arb
 
 from .._errors import ActivationError, ContractionError, NoConvergence
 from ._arb import to_arb, workprec
+from ._context import EngineContext, Num
 from ._enclose import linear_envelope
 from ._float_context import FLOAT
 from ._formula_table import ENGINE_MOMENTS
@@ -49,10 +49,10 @@ class FixedPoint:
     ``slope`` is F'(q): the fixed point attracts the DEQ's iteration when |F'(q)| < 1.
     """
 
-    q: Any
-    tau: Any
-    center: Any
-    slope: Any
+    q: Num
+    tau: Num
+    center: Num
+    slope: Num
 
     @property
     def attracting(self) -> bool:
@@ -87,28 +87,29 @@ class VarianceMap:
     def __init__(self, problem: DEQProblem) -> None:
         self.problem = problem
         self.ev = evaluator_for(problem.activation)
-        self._map, self._map_args, self._cen, self._cen_args, self._targets = compiled_maps(
-            problem.center
-        )
-        self.needs = tuple(a for a in self._map_args if a in ENGINE_MOMENTS)
+        self.needs = tuple(a for a in compiled_maps(problem.center).map_args if a in ENGINE_MOMENTS)
 
     def at(
-        self, ctx: Any, q: Any, refine: int = 0, digits: float | None = None
-    ) -> tuple[Any, Any, Any]:
+        self, ctx: EngineContext, q: Num, refine: int = 0, digits: float | None = None
+    ) -> tuple[Num, Num, Num]:
         """F(q), F'(q) and c(q) at scale τ = √q."""
         raw = self.ev(ctx, ctx.sqrt(q), self.needs, refine, digits)
         return map_from_moments(self.problem, ctx, raw_values(raw))
 
-    def h(self, ctx: Any, refine: int = 0, digits: float | None = None) -> Callable[[Any], Any]:
+    def h(
+        self, ctx: EngineContext, refine: int = 0, digits: float | None = None
+    ) -> Callable[[Num], tuple[Num, Num]]:
         """q ↦ (F(q) − q, F'(q) − 1) in ``ctx``, the function the root finders take."""
 
-        def h(q: Any) -> tuple[Any, Any]:
+        def h(q: Num) -> tuple[Num, Num]:
             f, df, _ = self.at(ctx, q, refine, digits)
             return f - q, df - 1
 
         return h
 
-    def moments(self, ctx: Any, tau: Any, refine: int = 0) -> tuple[dict[str, Any], set[str], Any]:
+    def moments(
+        self, ctx: EngineContext, tau: Num, refine: int = 0
+    ) -> tuple[dict[str, Num], set[str], Num]:
         """See :func:`moments_at` (this problem's activation and centering)."""
         return moments_at(self.problem.activation, self.problem.center, ctx, tau, refine)
 
@@ -205,7 +206,10 @@ def scan_fixed_points(problem: DEQProblem) -> FixedPointScan:
 
 
 def solve_tau(
-    problem: DEQProblem, ctx: Any, refine: int = 0, root: tuple[float, float, int] | None = None
+    problem: DEQProblem,
+    ctx: EngineContext,
+    refine: int = 0,
+    root: tuple[float, float, int] | None = None,
 ) -> FixedPoint:
     """τ*² (or another root of ``scan_fixed_points``) to ctx's precision, with c and F'.
 

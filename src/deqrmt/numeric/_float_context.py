@@ -29,6 +29,7 @@ of Γ raises ``ZeroDivisionError``, as ``fp.gamma`` does.
 """
 
 import math
+import typing  # (annotations only, as strings: the copy in a written module drops it)
 
 import mpmath
 
@@ -49,7 +50,7 @@ class FloatContext(mpmath.ctx_fp.FPContext):  # type: ignore[misc]
         # float, in private MPContexts (mpmath.mp is never touched).  mpmath raises a context's
         # precision inside a call, so a context serves one call at a time: a pool, taken from
         # and given back with list.pop/append (atomic), is safe across threads.
-        ctx._accurate_pool: list[object] = []
+        ctx._accurate_pool: list[mpmath.MPContext] = []
         # mpmath sets its special functions on the class each time a context is made
         # (SpecialFunctions.__init__), over methods of the same name: ours go on the instance.
         ctx.log1p = ctx._accurate_log1p
@@ -63,41 +64,43 @@ class FloatContext(mpmath.ctx_fp.FPContext):  # type: ignore[misc]
             setattr(ctx, name, ctx._accurate_precise(name))
 
     @staticmethod
-    def _accurate_real(x):
+    def _accurate_real(x: object) -> float | None:
         """x as a float when it is a real number (not complex), else None."""
         if isinstance(x, complex):
             return None
         try:
-            return float(x)
+            return float(x)  # type: ignore[arg-type]
         except TypeError:
             return None
 
-    def _accurate_log1p(ctx, x):  # noqa: N805
+    def _accurate_log1p(ctx, x: object) -> object:  # noqa: N805
         """log(1 + x), correctly rounded or nearly so for real x ≥ −1 (``math.log1p``)."""
         r = ctx._accurate_real(x)
         if r is not None and r >= -1.0:
             return math.log1p(r)
         return mpmath.fp.log1p(x)
 
-    def _accurate_expm1(ctx, x):  # noqa: N805
+    def _accurate_expm1(ctx, x: object) -> object:  # noqa: N805
         """e^x − 1 for real x (``math.expm1``; ``OverflowError`` above 709.78, as ``fp.exp``)."""
         r = ctx._accurate_real(x)
         if r is not None:
             return math.expm1(r)
         return mpmath.fp.expm1(x)
 
-    def _accurate_erfc(ctx, x):  # noqa: N805
+    def _accurate_erfc(ctx, x: object) -> object:  # noqa: N805
         """1 − erf(x) for real x (``math.erfc``, no cancellation for large x)."""
         r = ctx._accurate_real(x)
         if r is not None:
             return math.erfc(r)
         return mpmath.fp.erfc(x)
 
-    def _accurate_gamma(ctx, precise):  # noqa: N805
+    def _accurate_gamma(
+        ctx, precise: "typing.Callable[..., object]"
+    ) -> "typing.Callable[[object], object]":  # noqa: N805
         """Γ from mpmath at 80 bits (``math.gamma`` is 4 ulps off at −4.3); ``ZeroDivisionError``
         at a pole, as ``fp.gamma``."""
 
-        def gamma(x):
+        def gamma(x: object) -> object:
             r = ctx._accurate_real(x)
             if r is not None and r <= 0 and r == math.floor(r):
                 raise ZeroDivisionError("gamma function pole")
@@ -105,12 +108,14 @@ class FloatContext(mpmath.ctx_fp.FPContext):  # type: ignore[misc]
 
         return gamma
 
-    def _accurate_inverse(ctx, real, name):  # noqa: N805
+    def _accurate_inverse(
+        ctx, real: "typing.Callable[[float], float]", name: str
+    ) -> "typing.Callable[[object], object]":  # noqa: N805
         """An inverse hyperbolic function: ``math``'s in its real domain, else mpmath's value
         (complex, or ±inf at atanh(±1)) at 80 bits."""
         precise = ctx._accurate_precise(name)
 
-        def f(x):
+        def f(x: object) -> object:
             r = ctx._accurate_real(x)
             if r is not None:
                 try:
@@ -122,10 +127,10 @@ class FloatContext(mpmath.ctx_fp.FPContext):  # type: ignore[misc]
         f.__name__ = name
         return f
 
-    def _accurate_precise(ctx, name):  # noqa: N805
+    def _accurate_precise(ctx, name: str) -> "typing.Callable[..., object]":  # noqa: N805
         """mpmath's ``name`` at 80 bits, its value rounded once to a float (or complex)."""
 
-        def f(*args, **kwargs):
+        def f(*args: object, **kwargs: object) -> object:
             try:
                 mp = ctx._accurate_pool.pop()
             except IndexError:

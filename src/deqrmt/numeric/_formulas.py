@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._errors import DerivationError
+from ._context import EngineContext, Num
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -30,10 +31,10 @@ class Formulas:
     taken from ``env`` by name; the values come back in the order the formulas were given.
     """
 
-    fn: Callable[..., tuple[Any, ...]]
+    fn: Callable[..., tuple[Num, ...]]
     args: tuple[str, ...]
 
-    def __call__(self, ctx: Any, env: Mapping[str, Any]) -> tuple[Any, ...]:
+    def __call__(self, ctx: EngineContext, env: Mapping[str, Num]) -> tuple[Num, ...]:
         return tuple(self.fn(ctx, *(env[a] for a in self.args)))
 
 

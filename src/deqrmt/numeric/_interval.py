@@ -18,16 +18,17 @@ Every result contains the exact range of the expression over its arguments' inte
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flint import arb
 
 from ._arb import ArbContext, to_arb
+from ._context import Context, Num
 
 __all__ = ["Interval", "IntervalContext", "interval", "exact_power"]
 
 
-def _ball(v: Any) -> arb:
+def _ball(v: Num) -> arb:
     if isinstance(v, Interval):
         return v.ball
     if isinstance(v, arb):
@@ -86,28 +87,28 @@ class Interval:
     def __repr__(self) -> str:
         return f"Interval({self.ball})"
 
-    def __add__(self, o: Any) -> Interval:
+    def __add__(self, o: Num) -> Interval:
         return Interval(self.ball + _ball(o))
 
-    def __radd__(self, o: Any) -> Interval:
+    def __radd__(self, o: Num) -> Interval:
         return Interval(_ball(o) + self.ball)
 
-    def __sub__(self, o: Any) -> Interval:
+    def __sub__(self, o: Num) -> Interval:
         return Interval(self.ball - _ball(o))
 
-    def __rsub__(self, o: Any) -> Interval:
+    def __rsub__(self, o: Num) -> Interval:
         return Interval(_ball(o) - self.ball)
 
-    def __mul__(self, o: Any) -> Interval:
+    def __mul__(self, o: Num) -> Interval:
         return Interval(self.ball * _ball(o))
 
-    def __rmul__(self, o: Any) -> Interval:
+    def __rmul__(self, o: Num) -> Interval:
         return Interval(_ball(o) * self.ball)
 
-    def __truediv__(self, o: Any) -> Interval:
+    def __truediv__(self, o: Num) -> Interval:
         return Interval(self.ball / _ball(o))
 
-    def __rtruediv__(self, o: Any) -> Interval:
+    def __rtruediv__(self, o: Num) -> Interval:
         return Interval(_ball(o) / self.ball)
 
     def __neg__(self) -> Interval:
@@ -127,7 +128,7 @@ class Interval:
             return Interval(-b)
         return Interval(_hull(arb(0), arb(b.abs_upper())))
 
-    def __pow__(self, n: Any) -> Interval:
+    def __pow__(self, n: Num) -> Interval:
         if isinstance(n, int) and not isinstance(n, bool):
             return Interval(_int_power(self.ball, n))
         e = _ball(n)
@@ -136,12 +137,12 @@ class Interval:
             return Interval(_int_power(self.ball, int(k)))
         return Interval((e * self.ball.log()).exp())  # a real power of a positive base
 
-    def __rpow__(self, base: Any) -> Interval:
+    def __rpow__(self, base: Num) -> Interval:
         return Interval((self.ball * _ball(base).log()).exp())
 
 
-def _monotone(f: Callable[[arb], arb], increasing: bool) -> Any:
-    def fn(ctx: Any, x: Any) -> Interval:
+def _monotone(f: Callable[[arb], arb], increasing: bool) -> Callable[..., Num]:
+    def fn(ctx: IntervalContext, x: Num) -> Interval:
         b = _ball(x)
         if not b.is_finite():
             return Interval(arb("nan"))
@@ -152,8 +153,8 @@ def _monotone(f: Callable[[arb], arb], increasing: bool) -> Any:
     return fn
 
 
-def _plain(f: Callable[[arb], arb]) -> Any:
-    def fn(ctx: Any, x: Any) -> Interval:
+def _plain(f: Callable[[arb], arb]) -> Callable[..., Num]:
+    def fn(ctx: IntervalContext, x: Num) -> Interval:
         return Interval(f(_ball(x)))
 
     return fn
@@ -162,10 +163,10 @@ def _plain(f: Callable[[arb], arb]) -> Any:
 class IntervalContext(ArbContext):
     """The context interface of generated code on :class:`Interval` values (see the module)."""
 
-    def mpf(self, v: Any) -> Any:
+    def mpf(self, v: Num) -> Num:
         return v if isinstance(v, Interval) else Interval(_ball(v))
 
-    def _n(self, v: Any) -> Any:
+    def _n(self, v: Num) -> Num:
         return _ball(v)
 
     @property
@@ -208,6 +209,10 @@ class IntervalContext(ArbContext):
     gamma = _plain(arb.gamma)
 
 
-def interval(x: Any) -> arb:
+def interval(x: Num) -> arb:
     """The ball inside a value of generated code run on :class:`IntervalContext`."""
     return _ball(x)
+
+
+if TYPE_CHECKING:  # mypy checks the class against the interface the printer's code calls
+    _IS_A_CONTEXT: Context = IntervalContext(53)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InvalidArgument
+from ._context import Num
 from ._spectrum import SpectralLaw
 
 __all__ = ["Kolmogorov", "kolmogorov_distance"]
@@ -58,7 +59,7 @@ def _ks(sorted_sample: Real, cdf: Real) -> float:
     return float(max(np.max(i / m - cdf), np.max(cdf - (i - 1) / m)))
 
 
-def kolmogorov_distance(law: SpectralLaw, eigenvalues: Any) -> Kolmogorov:
+def kolmogorov_distance(law: SpectralLaw, eigenvalues: Num) -> Kolmogorov:
     """Match the sampled ``eigenvalues`` to the law's spikes and atoms; measure the bulk.
 
     Spikes above the bulk take the largest sampled eigenvalues, those below the smallest, those

@@ -22,7 +22,6 @@ import heapq
 import itertools
 import math
 from fractions import Fraction
-from typing import Any
 
 import mpmath
 import sympy as sp
@@ -33,6 +32,7 @@ from .. import _arguments
 from .._errors import InvalidArgument
 from ..symbolic import Activation, X, bounded, get_activation
 from ._arb import ARB_FUNCTIONS, unsupported, workprec
+from ._context import Num
 from ._enclosure_text import exact_fraction, interval_text
 from ._growth import NotEnclosable, constant_ball, point_ball
 from ._interval import Interval, IntervalContext, interval
@@ -62,8 +62,8 @@ class LipschitzBound:
     """
 
     kind: str
-    lower: Any
-    upper: Any
+    lower: Num
+    upper: Num
     method: str
     reason: str = ""
 
@@ -78,7 +78,7 @@ class LipschitzBound:
         return {"unbounded": "∞", "discontinuous": "none (φ jumps)"}.get(self.kind, "?")
 
 
-def _mpf(v: arb) -> Any:
+def _mpf(v: arb) -> Num:
     """An exact arb as an mpmath number (no rounding)."""
     m, e = v.mid().man_exp()
     return mpmath.mp.make_mpf(from_man_exp(int(m), int(e)))
@@ -151,7 +151,7 @@ def _sup_abs(
 
     best = at(a, b)
     counter = itertools.count()
-    heap: list[tuple[Any, int, arb, arb]] = [(-upper(a, b), next(counter), a, b)]
+    heap: list[tuple[Num, int, arb, arb]] = [(-upper(a, b), next(counter), a, b)]
     evals = 2
     while evals < budget:
         neg_u, _, lo, hi = heap[0]
@@ -282,7 +282,7 @@ def _larger(a: arb, b: arb) -> arb:
 
 
 def _tail(
-    piece: Any, f: _Derivative, side: int, r: Fraction
+    piece: Num, f: _Derivative, side: int, r: Fraction
 ) -> tuple[arb, arb] | LipschitzBound | None:
     """(lower, upper) of |φ'| on the tail beyond ``side``·R of an outer piece; None for an
     inner piece; a LipschitzBound when L₁ is proved infinite or the tail is undecided."""

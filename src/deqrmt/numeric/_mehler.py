@@ -37,8 +37,9 @@ import sympy as sp
 from .. import _arguments
 from .._errors import BudgetExceeded, InvalidArgument, NoConvergence
 from ..symbolic import Activation, X, get_activation
+from ._context import EngineContext, Num
+from ._numbers import exact_number
 from ._printer import compile_function
-from ._problem import exact_number
 from ._quadrature import gauss_legendre
 
 __all__ = [
@@ -92,14 +93,14 @@ def _ladder(n: int) -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def _piece_functions(act: Activation) -> tuple[Callable[..., tuple[Any, ...]], ...]:
+def _piece_functions(act: Activation) -> tuple[Callable[..., tuple[Num, ...]], ...]:
     return tuple(
         compile_function("phi_piece", [X], [p.expr], doc=f"{act.name} on ({p.lo}, {p.hi})")
         for p in act.pieces
     )
 
 
-def _to_fixed(ctx: Any, v: Any, bits: int) -> int:
+def _to_fixed(ctx: EngineContext, v: Num, bits: int) -> int:
     """⌊v·2^bits⌉ as a Python int (mpf → int is exact: mantissa shifted)."""
     return int(ctx.nint(ctx.ldexp(v, bits)))
 
@@ -115,7 +116,7 @@ class HermiteProjection:
     """
 
     def __init__(
-        self, act: Activation, tau: Any, ctx: Any, digits: int, refine: int, k_layout: int
+        self, act: Activation, tau: Num, ctx: EngineContext, digits: int, refine: int, k_layout: int
     ) -> None:
         self.act, self.ctx, self.digits, self.refine, self.k_layout = (
             act,
@@ -135,11 +136,11 @@ class HermiteProjection:
         )
         self.norm = ctx.fsum(w * v * v for w, v in zip(weights, values, strict=True))
         self.scale = ctx.sqrt(self.norm) if self.norm > 0 else ctx.one
-        self._h_prev: Any = None
+        self._h_prev: Num = None
         self._h: Any = np.array([1 << p] * len(nodes), dtype=object)
-        self.b: list[Any] = []
+        self.b: list[Num] = []
 
-    def _nodes(self, tau: Any) -> tuple[list[Any], list[Any], list[Any]]:
+    def _nodes(self, tau: Num) -> tuple[list[Num], list[Num], list[Num]]:
         ctx = self.ctx
         ln10 = math.log(10)
         tau_f = float(tau)
@@ -156,9 +157,9 @@ class HermiteProjection:
         first_piece = sum(1 for k in kinks if float(k) / tau_f <= -big_l)
         fns = _piece_functions(self.act)
         inv_sqrt_2pi = 1 / ctx.sqrt(2 * ctx.pi)
-        nodes: list[Any] = []
-        weights: list[Any] = []
-        values: list[Any] = []
+        nodes: list[Num] = []
+        weights: list[Num] = []
+        values: list[Num] = []
         for seg in range(len(bounds) - 1):
             a, b = bounds[seg], bounds[seg + 1]
             count = max(1, math.ceil((bounds_f[seg + 1] - bounds_f[seg]) / (2 * half)))
@@ -188,7 +189,7 @@ class HermiteProjection:
         return len(self.b)
 
     @property
-    def coefficients(self) -> list[Any]:
+    def coefficients(self) -> list[Num]:
         """c_k = b_k², the Taylor coefficients of the dual at r = 0."""
         return [b * b for b in self.b]
 
@@ -236,7 +237,7 @@ def terms_needed(r: float, digits: float, j_max: int) -> int:
     return MAX_TERMS + 1
 
 
-def series_derivative(ctx: Any, coeffs: list[Any], r: Any, j: int) -> Any:
+def series_derivative(ctx: EngineContext, coeffs: list[Num], r: Num, j: int) -> Num:
     """Σ_{k≥j} c_k k!/(k−j)! r^{k−j}."""
     total = ctx.zero
     power = ctx.one
@@ -277,15 +278,15 @@ class DualSeries:
     """
 
     activation: Activation
-    s: Any
+    s: Num
     r_max: float
     dps: int
     max_derivative: int
-    coefficients: tuple[Any, ...]
-    norm: Any
-    ctx: Any = dataclasses.field(repr=False, compare=False)
+    coefficients: tuple[Num, ...]
+    norm: Num
+    ctx: EngineContext = dataclasses.field(repr=False, compare=False)
 
-    def __call__(self, r: Any, derivative: int = 0) -> Any:
+    def __call__(self, r: Num, derivative: int = 0) -> Num:
         """f^{(derivative)}(r), r in [−r_max, r_max]."""
         if (
             isinstance(derivative, bool)
@@ -310,7 +311,7 @@ class DualSeries:
 
 
 def _projection(
-    act: Activation, s: Any, ctx: Any, digits: int, refine: int, terms: int
+    act: Activation, s: Num, ctx: EngineContext, digits: int, refine: int, terms: int
 ) -> HermiteProjection:
     proj = HermiteProjection(act, ctx.sqrt(s), ctx, digits, refine, k_layout=max(terms, 16))
     proj.extend(terms)
@@ -322,7 +323,7 @@ MAX_DERIVATIVE = 20
 MAX_VARIANCE = 10**4
 
 
-def _mp_real(ctx: Any, value: Any, name: str, *, binary_float: bool = False) -> Any:
+def _mp_real(ctx: EngineContext, value: Num, name: str, *, binary_float: bool = False) -> Num:
     """``value`` in ``ctx``: an mpf of any context exactly (a float too, as its binary value,
     with ``binary_float``), anything else by the argument rules (exact; a float is its shortest
     repr); complex, NaN, inf, bool and text are refused."""
@@ -339,7 +340,7 @@ def _mp_real(ctx: Any, value: Any, name: str, *, binary_float: bool = False) -> 
 
 def dual_series(
     activation: str | Activation,
-    s: Any,
+    s: Num,
     *,
     r_max: float = 0.5,
     dps: int = 30,

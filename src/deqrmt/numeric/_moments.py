@@ -11,13 +11,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Iterable
-from typing import Any
 
 import sympy as sp
 
 from .._arguments import show
 from .._errors import ActivationError, BudgetExceeded, InvalidArgument, PrecisionLoss
 from ..symbolic import MOMENTS, TAU, XI, Activation, MomentSet, X, moment_set
+from ._context import EngineContext, Num
 from ._printer import compile_function
 from ._quadrature import panels, pole_distance
 
@@ -25,7 +25,7 @@ __all__ = ["MomentEvaluator", "evaluator_for", "MAX_DPS_QUADRATURE", "MAX_DIGITS
 
 #: The most digits of the *verified* quadrature (two mpmath evaluations: ``certify=False``, or
 #: an activation outside the Arb enclosure rules); the certified path goes further, as far as
-#: :func:`._problem.precision_cost` admits.
+#: :func:`._precision_cost.precision_cost` admits.
 MAX_DPS_QUADRATURE = 150
 #: The most digits the mpmath quadrature is run to: the verified path's cap
 #: (:data:`MAX_DPS_QUADRATURE`) and its check run's 20 guard digits, and a margin.
@@ -36,7 +36,7 @@ MAX_DIGITS_VERIFIED = MAX_DPS_QUADRATURE + 30
 
 @dataclasses.dataclass(frozen=True)
 class MomentValue:
-    value: Any
+    value: Num
     exact_zero: bool = False
 
 
@@ -89,7 +89,12 @@ class MomentEvaluator:
             )
 
     def __call__(
-        self, ctx: Any, tau: Any, names: Iterable[str], refine: int = 0, digits: float | None = None
+        self,
+        ctx: EngineContext,
+        tau: Num,
+        names: Iterable[str],
+        refine: int = 0,
+        digits: float | None = None,
     ) -> dict[str, MomentValue]:
         """Moments ``names`` at scale ``tau``; ``digits`` overrides the context's for quadrature."""
         names = list(names)
@@ -118,7 +123,7 @@ class MomentEvaluator:
         return out
 
     def _quadrature(
-        self, ctx: Any, tau: Any, names: list[str], refine: int, digits: float | None
+        self, ctx: EngineContext, tau: Num, names: list[str], refine: int, digits: float | None
     ) -> dict[str, MomentValue]:
         """One pass over the nodes: power sums Σ w ξ^k φ, Σ w ξ^k φ², Σ w φ'², then Hermite."""
         if digits is None:

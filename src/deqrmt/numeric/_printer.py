@@ -68,13 +68,13 @@ __all__ = [
 # --- stable forms ------------------------------------------------------------------------------
 
 
-class Logistic(sp.Function):
+class Logistic(sp.Function):  # type: ignore[misc] # SymPy ships no types
     """σ(u) = 1/(1 + e^(−u)), printed as a branch that never exponentiates a positive argument."""
 
     nargs = 1
 
 
-class Softplus(sp.Function):
+class Softplus(sp.Function):  # type: ignore[misc]
     """log(1 + e^u), printed as ``max(u, 0) + log1p(e^(−|u|))`` (a branch on the sign of u)."""
 
     nargs = 1
@@ -193,10 +193,10 @@ def _exp_minus_one(e: sp.Add) -> sp.Expr:
 #: denominator is rewritten alone and e^u overflows), then the remaining denominators, then
 #: logarithms of sums of exponentials, then e^u − 1 (accuracy near 0, not range).
 STABLE_FORMS: tuple[Rewrite, ...] = (
-    Rewrite("logistic product", _is_logistic_product, _logistic_product),  # type: ignore[arg-type]
-    Rewrite("logistic", _is_logistic_power, _logistic_power),  # type: ignore[arg-type]
-    Rewrite("log-sum-exp", _is_log_sum_exp, _log_sum_exp),  # type: ignore[arg-type]
-    Rewrite("expm1", _is_exp_minus_one, _exp_minus_one),  # type: ignore[arg-type]
+    Rewrite("logistic product", _is_logistic_product, _logistic_product),
+    Rewrite("logistic", _is_logistic_power, _logistic_power),
+    Rewrite("log-sum-exp", _is_log_sum_exp, _log_sum_exp),
+    Rewrite("expm1", _is_exp_minus_one, _exp_minus_one),
 )
 
 
@@ -283,7 +283,7 @@ def _check_nodes(expr: sp.Basic, allowed: frozenset[sp.Basic]) -> None:
             )
 
 
-class ContextPrinter(MpmathPrinter):
+class ContextPrinter(MpmathPrinter):  # type: ignore[misc]
     """MpmathPrinter that prints ``ctx.<name>`` for ``mpmath.<name>`` and symbols by a table.
 
     ``names`` maps each symbol that may appear to its identifier; any other symbol raises.
@@ -293,7 +293,7 @@ class ContextPrinter(MpmathPrinter):
 
     def __init__(self, names: dict[sp.Symbol, str] | None = None, *, arrays: bool = False) -> None:
         super().__init__({"fully_qualified_modules": True, "inline": True, "strict": True})
-        self._names = dict(names or {})
+        self._names: dict[sp.Symbol, str] = dict(names or {})
         self._arrays = bool(arrays)
 
     def doprint(self, expr: Any, assign_to: Any = None) -> str:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import sympy as sp
+
+from ._context import EngineContext, Num
 
 __all__ = ["gauss_legendre", "panels", "Panel", "pole_distance", "steepness"]
 
@@ -99,7 +100,7 @@ def steepness(exprs: Sequence[sp.Expr], x: sp.Symbol) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _gl_mp(n: int, prec: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def _gl_mp(n: int, prec: int) -> tuple[tuple[Num, ...], tuple[Num, ...]]:
     """Legendre roots by Newton from the float64 roots: digits double per step, ~3 steps."""
     import mpmath
 
@@ -145,7 +146,7 @@ def _gl_float(n: int) -> tuple[list[float], list[float]]:
     return list(x), list(w)
 
 
-def gauss_legendre(ctx: Any, n: int) -> tuple[list[Any], list[Any]]:
+def gauss_legendre(ctx: EngineContext, n: int) -> tuple[list[Num], list[Num]]:
     """n-point Gauss–Legendre nodes and weights on [-1, 1] in ``ctx``'s number type."""
     if ctx.prec <= 53:
         return _gl_float(n)
@@ -170,7 +171,7 @@ class Panel:
     __slots__ = ("piece", "nodes", "weights", "digits")
 
     def __init__(
-        self, piece: int, nodes: list[Any], weights: list[Any], digits: float = 0.0
+        self, piece: int, nodes: list[Num], weights: list[Num], digits: float = 0.0
     ) -> None:
         self.piece = piece
         self.nodes = nodes
@@ -180,9 +181,9 @@ class Panel:
 
 
 def panels(
-    ctx: Any,
-    tau: Any,
-    kinks: Sequence[Any],
+    ctx: EngineContext,
+    tau: Num,
+    kinks: Sequence[Num],
     digits: float,
     refine: int = 0,
     entire: bool = False,
@@ -202,10 +203,10 @@ def panels(
     return hit
 
 
-_CACHE: dict[tuple[Any, ...], list[Panel]] = {}
+_CACHE: dict[tuple[Num, ...], list[Panel]] = {}
 
 
-def _is_float(ctx: Any) -> bool:
+def _is_float(ctx: EngineContext) -> bool:
     """Whether ``ctx`` evaluates in Python floats (the engine's ``FLOAT``, or ``mpmath.fp``):
     their panels are floats, an MPContext's at 53 bits are mpf."""
     import mpmath
@@ -214,9 +215,9 @@ def _is_float(ctx: Any) -> bool:
 
 
 def _panels(
-    ctx: Any,
-    tau: Any,
-    kinks: Sequence[Any],
+    ctx: EngineContext,
+    tau: Num,
+    kinks: Sequence[Num],
     digits: float,
     refine: int = 0,
     entire: bool = False,

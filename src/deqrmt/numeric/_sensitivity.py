@@ -29,6 +29,7 @@ from flint import arb
 from .. import _arguments
 from ..symbolic import SENSITIVITY_PARAMETERS, Activation, derive_sensitivity
 from ._arb import ArbContext, to_arb, workprec
+from ._context import Num
 from ._deq import deq_coefficients
 from ._deq_records import DEQ_KEYS, NTK_KEYS, shown
 from ._deq_verified import GUARD_CHECK, GUARD_WORK, mp_context
@@ -111,7 +112,7 @@ class DEQSensitivities(AttributeHints, ProblemFields, Mapping[str, Mapping[str, 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (docs/json.md, ``sensitivities``): key → parameter → digits text; the
         balls of a proof under ``balls`` (key → parameter → midpoint and radius)."""
-        out: dict[str, Any] = {
+        out: dict[str, Num] = {
             "values": {k: {p: v.text for p, v in d.items()} for k, d in self.derivatives.items()},
             "digits": {k: {p: v.digits for p, v in d.items()} for k, d in self.derivatives.items()},
             "certified": self.certified,
@@ -156,12 +157,12 @@ def _nested(flat: Mapping[tuple[str, str], Verified]) -> dict[str, dict[str, Ver
 
 def _run_mp(
     problem: DEQProblem, dps: int, refine: int, ntk: bool, drop_chain: bool
-) -> dict[tuple[str, str], Any]:
+) -> dict[tuple[str, str], Num]:
     """The derivatives at ``dps`` digits (mpmath), τ* from the one solver."""
     ctx = mp_context(dps)
     fp = solve_tau(problem, ctx, refine)
     raw = evaluator_for(problem.activation)(ctx, fp.tau, SENSITIVITY_MOMENTS, refine)
-    env: dict[str, Any] = {k: v.value for k, v in raw.items()}
+    env: dict[str, Num] = {k: v.value for k, v in raw.items()}
     for name, v in (
         ("sigma_a2", problem.sigma_a2),
         ("sigma_b2", problem.sigma_b2),

@@ -29,10 +29,11 @@ from .. import _arguments
 from .._errors import InvalidArgument
 from ..symbolic import Activation, X, get_activation
 from ._arb import ACB_FUNCTIONS, AcbContext, bits_for_digits, to_arb, unsupported, workprec
+from ._context import Num
 from ._enclose import _endpoint_error, enclose_moments, gaussian_tail
 from ._growth import BOUND_PREC, Growth, NotEnclosable, growth_bound, point_ball
+from ._numbers import exact_number
 from ._printer import compile_function
-from ._problem import exact_number
 
 __all__ = ["SteinComparison", "stein_comparison", "shifted_expectations", "SHIFT_EVAL_LIMIT"]
 
@@ -41,7 +42,7 @@ SHIFT_EVAL_LIMIT = 40_000
 
 
 @functools.lru_cache(maxsize=32)
-def _pieces(act: Activation) -> tuple[Callable[..., tuple[Any, ...]], ...]:
+def _pieces(act: Activation) -> tuple[Callable[..., tuple[Num, ...]], ...]:
     for p in act.pieces:
         bad = unsupported(p.expr, ACB_FUNCTIONS, holomorphic=True)
         if bad:

@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 
 from .. import _arguments
 from .._errors import InvalidArgument, NoConvergence
+from ._context import Num
 from ._mapping import AttributeHints
 from ._resolvent import MixtureGram, marchenko_pastur_density, marchenko_pastur_edges
 
@@ -127,7 +128,7 @@ class SpectralLaw(AttributeHints):
 
         return lines_html(law_lines(self))
 
-    def cdf(self, t: Any, *, atoms: bool = True) -> Real:
+    def cdf(self, t: Num, *, atoms: bool = True) -> Real:
         """P(λ ≤ t) of the bulk law (spikes carry no mass); ``atoms=False``: the continuous part
         alone, normalized to total mass 1."""
         atoms = _arguments.boolean(atoms, "atoms")
@@ -189,7 +190,7 @@ def _chebyshev(a: float, b: float, k: int) -> tuple[Real, Real]:
 
 
 def _grid_law(
-    intervals: Sequence[tuple[float, float]], density: Any, points: int
+    intervals: Sequence[tuple[float, float]], density: Num, points: int
 ) -> tuple[Real, Real, Real]:
     """Density and cumulative mass on Chebyshev grids over ``intervals`` (trapezoid in θ, where
     the square-root edge behaviour becomes smooth)."""

@@ -23,6 +23,7 @@ import sympy as sp
 
 from .. import _arguments
 from ..symbolic import Activation, get_activation
+from ._context import Num
 from ._fixed_point import solve_tau
 from ._mehler import MAX_TERMS, DualSeries, dual_series
 from ._problem import DEQProblem
@@ -63,7 +64,7 @@ def sphere_problem(
 
 def sphere_variance(
     activation: str | Activation, sigma_a2: Any = "0.2", sigma_b2: Any = None, dps: int = 30
-) -> Any:
+) -> Num:
     """s = g(1), the root of s = σ_a² E[φ(√s ξ)²] + σ_b² reached from the DEQ's own iteration.
 
     Returned as an mpf of a private context at ``dps`` + 10 digits (not verified: a helper for

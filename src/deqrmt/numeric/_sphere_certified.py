@@ -49,7 +49,6 @@ import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
 
 import flint
 from flint import acb, arb
@@ -57,6 +56,7 @@ from flint import acb, arb
 from .._errors import ContractionError
 from ..symbolic import Activation, X
 from ._arb import ACB_FUNCTIONS, AcbContext, ArbContext, to_arb, unsupported, workprec
+from ._context import Num
 from ._enclose import NotEnclosable, gaussian_tail, growth_bound
 from ._escalate import escalating
 from ._krawczyk import krawczyk
@@ -108,7 +108,7 @@ class Controls:
 
 
 @functools.lru_cache(maxsize=64)
-def _pieces(act: Activation) -> tuple[Callable[..., tuple[Any, ...]], ...]:
+def _pieces(act: Activation) -> tuple[Callable[..., tuple[Num, ...]], ...]:
     for p in act.pieces:
         bad = unsupported(p.expr, ACB_FUNCTIONS, holomorphic=True)
         if bad:
@@ -364,7 +364,7 @@ class _NotReal(Exception):
 class _RealRootContext(ArbContext):
     """ArbContext whose sqrt decides the radicand's sign: < 0 → not real, undecided → decline."""
 
-    def sqrt(self, x: Any) -> Any:
+    def sqrt(self, x: Num) -> Num:
         v = self._n(x)
         if v >= 0:
             return v.sqrt()
@@ -390,7 +390,7 @@ def _quadratics(
     return tuple(out)
 
 
-def _ball(v: Any) -> arb:
+def _ball(v: Num) -> arb:
     return v if isinstance(v, arb) else to_arb(v)
 
 
@@ -485,7 +485,7 @@ def certify_sphere(
     vmap = VarianceBalls(problem)
     dps = problem.dps
 
-    def attempt(q: arb, known: int, prec: int) -> tuple[tuple[Any, ...], arb, int]:
+    def attempt(q: arb, known: int, prec: int) -> tuple[tuple[Num, ...], arb, int]:
         values, s, terms, ck, ntk = _balls(problem, vmap, d, prec, controls, q, known)
         balls = [*values.values(), *(v for sol in (*ck, *ntk) if sol for v in sol)]
         return (values, terms, ck, ntk), s, min(proven(v, dps).digits for v in balls)

@@ -10,11 +10,10 @@ dps + 20 with a finer one) and only the digits both agree on are reported
 
 from __future__ import annotations
 
-from typing import Any
-
 import mpmath
 
 from .._errors import ContractionError, NoConvergence
+from ._context import EngineContext, Num
 from ._fixed_point import solve_tau
 from ._mehler import MAX_TERMS, HermiteProjection, series_derivative, terms_needed, too_close
 from ._moments import evaluator_for
@@ -39,12 +38,12 @@ __all__ = ["verified_sphere"]
 
 _GUARD_WORK, _GUARD_CHECK = 5, 20
 
-_Solutions = list[tuple[Any, ...] | None]
+_Solutions = list[tuple[Num, ...] | None]
 
 
 def _origin(
-    proj: HermiteProjection, s: Any, tau: Any, a2: Any, digits: int
-) -> tuple[Any, HermiteProjection]:
+    proj: HermiteProjection, s: Num, tau: Num, a2: Num, digits: int
+) -> tuple[Num, HermiteProjection]:
     """r₀ = g(0)/s: the root of s r = σ_a² f(r) in [0, 1), with enough Mehler terms for it.
 
     f is increasing and convex on [0, 1) (c_k ≥ 0), so Newton from r = 0 climbs monotonically
@@ -83,7 +82,7 @@ def _origin(
         proj.extend(need)
 
 
-def _quadratics(ctx: Any, values: dict[str, Any], prefix: str, d: int) -> _Solutions:
+def _quadratics(ctx: EngineContext, values: dict[str, Num], prefix: str, d: int) -> _Solutions:
     """Corollary 1's (a2, a1, a0) per sign pattern; None where one of them is not real."""
     env = {
         "alpha": values[f"{prefix}alpha"],
@@ -101,7 +100,7 @@ def _quadratics(ctx: Any, values: dict[str, Any], prefix: str, d: int) -> _Solut
 
 def _run(
     problem: DEQProblem, d: int, digits: int, refine: int
-) -> tuple[dict[str, Any], _Solutions, _Solutions, int]:
+) -> tuple[dict[str, Num], _Solutions, _Solutions, int]:
     """The constants, Corollary 1's solutions and the series length, at ``digits`` digits."""
     ctx = mpmath.MPContext()
     ctx.dps = digits

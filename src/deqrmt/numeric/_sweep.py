@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._errors import BudgetExceeded, ContractionError
 from ..symbolic import Activation, X, get_activation
+from ._context import Num
 from ._contexts import NUMPY
 from ._deq_formulas import FORMULA_KEYS, deq_formulas
 from ._deq_records import DEQ_KEYS
@@ -61,7 +62,7 @@ def _span(tau: float) -> float:
     return span
 
 
-def piece_function(expr: sp.Expr) -> Any:
+def piece_function(expr: sp.Expr) -> Num:
     """``f(ctx, x) -> (φ, φ')`` of one smooth piece for an array context: the one printer's
     array dialect, in its stable forms (no exponential overflows where the value is finite)."""
     return compile_function(
@@ -114,7 +115,7 @@ def _moments_at(act: Activation, tau: NDArray[np.float64]) -> dict[str, NDArray[
     return out
 
 
-def _moments(grid: tuple[Any, ...], tau: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+def _moments(grid: tuple[Num, ...], tau: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
     x, w, phi, dphi = grid
     xi = x[None, :] / tau[:, None]
     wt = w[None, :] * np.exp(-xi * xi / 2) / (math.sqrt(2 * math.pi) * tau[:, None])
@@ -161,7 +162,7 @@ def deq_coefficients_sweep(
       >>> c["alpha_1"].round(6).tolist(), [round(0.9 / 3.9, 6), round(0.8 / 3.8, 6)]
       ([0.230769, 0.210526], [0.230769, 0.210526])
     """
-    from ._problem import sweep_arguments  # the boundary check (deqrmt._arguments)
+    from ._sweep_arguments import sweep_arguments  # the boundary check (deqrmt._arguments)
 
     act = get_activation(activation)
     sigma_a2, sigma_b2 = sweep_arguments(sigma_a2, sigma_b2)  # checked, as floats
@@ -212,10 +213,10 @@ def deq_coefficients_sweep(
         )
     formulas = deq_formulas()
     fn, arg_names = formulas.fn, formulas.args
-    env: dict[str, Any] = dict(
+    env: dict[str, Num] = dict(
         cm, sigma_a2=sa2, sigma_b2=sb2, tau_0=np.full_like(sa2, float(problems[0].tau0))
     )
-    vals: Sequence[Any] = fn(NUMPY, *(env[n] for n in arg_names))
+    vals: Sequence[Num] = fn(NUMPY, *(env[n] for n in arg_names))
     keys = FORMULA_KEYS
     out = {
         "tau_star": tau,

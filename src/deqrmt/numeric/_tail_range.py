@@ -14,13 +14,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
 
 import sympy as sp
 from flint import arb
 
 from ..symbolic import X, bounded
 from ._arb import workprec
+from ._context import Num
 from ._growth import (
     BOUND_PREC,
     NotEnclosable,
@@ -38,7 +38,7 @@ __all__ = ["tail_range", "tail_sup", "tail_interval"]
 #: Python calls one SymPy rewrite may make before the rule declines (counted, not timed)
 _SYMPY_CALLS = 400_000
 
-_Range = tuple[Any, Any]  # (lo, hi): exact arbs, None for −∞ / +∞
+_Range = tuple[Num, Num]  # (lo, hi): exact arbs, None for −∞ / +∞
 
 
 def tail_range(e: sp.Expr, x0: arb) -> tuple[arb | None, arb | None]:
@@ -103,11 +103,11 @@ def _add(r: _Range, s: _Range) -> _Range:
 _POS, _NEG = math.inf, -math.inf
 
 
-def _ext(r: _Range) -> tuple[Any, Any]:
+def _ext(r: _Range) -> tuple[Num, Num]:
     return (_NEG if r[0] is None else r[0]), (_POS if r[1] is None else r[1])
 
 
-def _mul_ends(a: Any, b: Any) -> tuple[Any, Any]:
+def _mul_ends(a: Num, b: Num) -> tuple[Num, Num]:
     """(lower, upper) of the product of two ends (exact arbs or ±inf; 0·∞ = 0 for closed sets)."""
     if isinstance(a, float) or isinstance(b, float):
         fa = a if isinstance(a, float) else (0.0 if a == 0 else (1.0 if a > 0 else -1.0))
@@ -120,7 +120,7 @@ def _mul_ends(a: Any, b: Any) -> tuple[Any, Any]:
     return arb(p.lower()), arb(p.upper())
 
 
-def _less(a: Any, b: Any) -> bool:
+def _less(a: Num, b: Num) -> bool:
     """a < b for exact arbs and ±inf (floats)."""
     if isinstance(a, float) and isinstance(b, float):
         return a < b
@@ -172,7 +172,7 @@ def _power(r: _Range, k: int) -> _Range:
 
 
 #: increasing functions: (f at a finite end, its limit at −∞, its limit at +∞; None = ∓∞)
-_INCREASING: dict[type, tuple[Callable[[arb], arb], Callable[[], Any], Callable[[], Any]]] = {
+_INCREASING: dict[type, tuple[Callable[[arb], arb], Callable[[], Num], Callable[[], Num]]] = {
     sp.exp: (lambda v: v.exp(), lambda: arb(0), lambda: None),
     sp.tanh: (lambda v: v.tanh(), lambda: arb(-1), lambda: arb(1)),
     sp.erf: (lambda v: v.erf(), lambda: arb(-1), lambda: arb(1)),

@@ -16,11 +16,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any
 
 import sympy as sp
 
 from .._errors import ActivationError
+from ._context import Num
 from ._float_context import FLOAT
 from ._map_formulas import map_from_moments
 from ._moments import evaluator_for
@@ -122,7 +122,7 @@ def contraction_thresholds(problem: DEQProblem, upto: float) -> Thresholds | Non
     return Thresholds(ck, ntk, at_inf, at_least)
 
 
-def _golden(f: Any, a: float, b: float) -> float:
+def _golden(f: Num, a: float, b: float) -> float:
     """max f on [a, b] (f unimodal there), by golden-section search."""
     g = (math.sqrt(5) - 1) / 2
     c, d = b - g * (b - a), a + g * (b - a)

@@ -23,6 +23,7 @@ import mpmath
 from .._arguments import show
 from .._errors import BudgetExceeded, InvalidArgument
 from .._text import escape_controls
+from ._context import Num
 from ._number_format import format_exact
 
 __all__ = [
@@ -93,17 +94,17 @@ class Verified:
       (Verified('1.21052631579', digits=12), True)
     """
 
-    value: Any  # mpf from the more precise evaluation (a ball's midpoint when certified)
+    value: Num  # mpf from the more precise evaluation (a ball's midpoint when certified)
     digits: int
     text: str
-    radius: Any = None
+    radius: Num = None
 
     @property
     def certified(self) -> bool:
         """True when the digits are proven by a ball, not only agreed on by two evaluations."""
         return self.radius is not None
 
-    def contains(self, x: Any) -> bool:
+    def contains(self, x: Num) -> bool:
         """Whether ``x`` lies in the proven ball (certified values only)."""
         if self.radius is None:
             raise InvalidArgument(
@@ -156,14 +157,14 @@ class Verified:
         return np.asarray(float(self.value), dtype=dtype if dtype is not None else np.float64)
 
     @property
-    def _mpf_(self) -> Any:
+    def _mpf_(self) -> Num:
         # mpmath reads this: a Verified takes part in mpmath arithmetic as its value
         return mpmath.mpf(self.value)._mpf_
 
     # -- the number it is ---------------------------------------------------------------
 
     @property
-    def ball(self) -> Any:
+    def ball(self) -> Num:
         """A python-flint ``arb`` enclosing the number: the proven ball ``value ± radius``
         when certified, else the verified digits ``text`` ± half a unit of the last one (the
         interval two agreeing evaluations claim, not a proof)."""
@@ -201,19 +202,19 @@ class Verified:
     def __hash__(self) -> int:
         return hash(self._exact())
 
-    def __lt__(self, other: Any) -> bool:
+    def __lt__(self, other: Num) -> bool:
         return self._compare(other, lambda a, b: a < b)
 
-    def __le__(self, other: Any) -> bool:
+    def __le__(self, other: Num) -> bool:
         return self._compare(other, lambda a, b: a <= b)
 
-    def __gt__(self, other: Any) -> bool:
+    def __gt__(self, other: Num) -> bool:
         return self._compare(other, lambda a, b: a > b)
 
-    def __ge__(self, other: Any) -> bool:
+    def __ge__(self, other: Num) -> bool:
         return self._compare(other, lambda a, b: a >= b)
 
-    def _compare(self, other: Any, op: Callable[[Any, Any], bool]) -> Any:
+    def _compare(self, other: Num, op: Callable[[Num, Num], bool]) -> Num:
         if _non_finite(other):  # ±inf orders as a float does, nan compares false
             return op(float(self.value), float(other))
         o = _as_exact(other)
@@ -233,43 +234,43 @@ class Verified:
     def __abs__(self) -> Verified:
         return -self if self.value < 0 else self
 
-    def __add__(self, other: Any) -> Any:
+    def __add__(self, other: Num) -> Num:
         return _arithmetic(self, other, "add")
 
-    def __radd__(self, other: Any) -> Any:
+    def __radd__(self, other: Num) -> Num:
         return _arithmetic(other, self, "add")
 
-    def __sub__(self, other: Any) -> Any:
+    def __sub__(self, other: Num) -> Num:
         return _arithmetic(self, other, "sub")
 
-    def __rsub__(self, other: Any) -> Any:
+    def __rsub__(self, other: Num) -> Num:
         return _arithmetic(other, self, "sub")
 
-    def __mul__(self, other: Any) -> Any:
+    def __mul__(self, other: Num) -> Num:
         return _arithmetic(self, other, "mul")
 
-    def __rmul__(self, other: Any) -> Any:
+    def __rmul__(self, other: Num) -> Num:
         return _arithmetic(other, self, "mul")
 
-    def __truediv__(self, other: Any) -> Any:
+    def __truediv__(self, other: Num) -> Num:
         return _arithmetic(self, other, "div")
 
-    def __rtruediv__(self, other: Any) -> Any:
+    def __rtruediv__(self, other: Num) -> Num:
         return _arithmetic(other, self, "div")
 
-    def __pow__(self, other: Any) -> Any:
+    def __pow__(self, other: Num) -> Num:
         return _arithmetic(self, other, "pow")
 
-    def __rpow__(self, other: Any) -> Any:
+    def __rpow__(self, other: Num) -> Num:
         return _arithmetic(other, self, "pow")
 
 
-def _portable(x: Any) -> Any:
+def _portable(x: Num) -> Num:
     """An mpmath real of any context as the same exact value in mpmath's global context."""
     return mpmath.mp.make_mpf(x._mpf_) if _is_mpf(x) and type(x) is not mpmath.mpf else x
 
 
-def _fraction(x: Any) -> Fraction:
+def _fraction(x: Num) -> Fraction:
     """An mpmath number (or anything mpmath reads) as the exact Fraction it holds."""
     # read ``_mpf_`` as it is: a value from a private mpmath context (the engine's) is not an
     # instance of mpmath.mpf, and mpmath.mpf(x) would round it to the global 53 bits
@@ -281,7 +282,7 @@ def _fraction(x: Any) -> Fraction:
     return Fraction(m * 2**exp) if exp >= 0 else Fraction(m, 2**-exp)
 
 
-def _refuse_huge(x: Any, bits: float) -> None:
+def _refuse_huge(x: Num, bits: float) -> None:
     if bits > MAX_OPERAND_BITS:
         raise BudgetExceeded(
             f"{show(x)}: its exact value needs about {bits:.3g} bits, more than the "
@@ -289,7 +290,7 @@ def _refuse_huge(x: Any, bits: float) -> None:
         )
 
 
-def _refuse_snan(x: Any) -> None:
+def _refuse_snan(x: Num) -> None:
     if isinstance(x, decimal.Decimal) and x.is_snan():
         raise InvalidArgument(
             f"{show(x)} is a signalling NaN, not a number; pass a finite Decimal "
@@ -297,7 +298,7 @@ def _refuse_snan(x: Any) -> None:
         )
 
 
-def _non_finite(x: Any) -> bool:
+def _non_finite(x: Num) -> bool:
     """An inf or nan float, Decimal or mpmath number (compared as floats, never converted)."""
     _refuse_snan(x)
     if isinstance(x, float | decimal.Decimal):
@@ -307,7 +308,7 @@ def _non_finite(x: Any) -> bool:
     return False
 
 
-def _is_mpf(x: Any) -> bool:
+def _is_mpf(x: Num) -> bool:
     """An mpmath real of any context (``mpf`` of the global one or of a private one)."""
     return hasattr(x, "_mpf_") and not isinstance(x, Verified)
 
@@ -316,7 +317,7 @@ def _bits(x: Fraction) -> int:
     return max(x.numerator.bit_length(), x.denominator.bit_length(), 1)
 
 
-def _raw(x: Any) -> Any:
+def _raw(x: Num) -> Num:
     """What mpmath.mpf() takes without rounding through another context: the raw tuple."""
     return x._mpf_ if _is_mpf(x) else x
 
@@ -347,7 +348,7 @@ def _decimal_text(text: str) -> decimal.Decimal:
         ) from None
 
 
-def _as_exact(x: Any) -> Fraction | None:
+def _as_exact(x: Num) -> Fraction | None:
     """An exact operand (int, float, Fraction, Decimal, mpmath mpf, Verified) as a Fraction,
     or None for anything else (the operator then returns NotImplemented)."""
     if isinstance(x, bool):
@@ -375,11 +376,11 @@ def _as_exact(x: Any) -> Fraction | None:
     return None
 
 
-def _is_arb(x: Any) -> bool:
+def _is_arb(x: Num) -> bool:
     return type(x).__name__ == "arb" and type(x).__module__.startswith("flint")
 
 
-_MP_OPS: dict[str, Callable[[Any, Any], Any]] = {
+_MP_OPS: dict[str, Callable[[Num, Num], Num]] = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
@@ -388,7 +389,7 @@ _MP_OPS: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _arithmetic(a: Any, b: Any, op: str) -> Any:
+def _arithmetic(a: Num, b: Num, op: str) -> Num:
     """``a op b`` where at least one side is a Verified (see :class:`Verified`)."""
     sides = (a, b)
     if any(isinstance(x, bool) for x in sides):
@@ -408,7 +409,7 @@ def _arithmetic(a: Any, b: Any, op: str) -> Any:
         return _MP_OPS[op](x, y)
 
 
-def _check_power(base: Any, exponent: Any) -> None:
+def _check_power(base: Num, exponent: Num) -> None:
     """Refuse ``base ** exponent`` whose result would have more than :data:`MAX_POWER_BITS`
     bits of exponent (its digits could not be printed within a budget)."""
     with mpmath.workprec(64):
@@ -424,7 +425,7 @@ def _check_power(base: Any, exponent: Any) -> None:
         )
 
 
-def _to_mpf(x: Any) -> Any:
+def _to_mpf(x: Num) -> Num:
     """An operand as an mpmath number at the working precision (a float exactly)."""
     if isinstance(x, Verified):
         return +mpmath.mpf(_raw(x.value))
@@ -440,10 +441,10 @@ def _to_mpf(x: Any) -> Any:
     return mpmath.mpf(fr.numerator) / fr.denominator
 
 
-def _ball_arithmetic(a: Any, b: Any, op: str, digits: int) -> Verified:
+def _ball_arithmetic(a: Num, b: Num, op: str, digits: int) -> Verified:
     from ._arb import bits_for_digits, to_arb, workprec
 
-    def ball(x: Any) -> Any:
+    def ball(x: Num) -> Num:
         if isinstance(x, Verified):
             return x.ball
         if _is_arb(x):
@@ -477,7 +478,7 @@ def _ball_arithmetic(a: Any, b: Any, op: str, digits: int) -> Verified:
         return proven(r, digits)
 
 
-def proven(x: Any, dps: int) -> Verified:
+def proven(x: Num, dps: int) -> Verified:
     """The digits the ball ``x`` proves, at most ``dps`` (0 digits: it contains 0 or straddles).
 
     A value is printed to n digits when both ends of its ball round (exactly, ties away from 0)

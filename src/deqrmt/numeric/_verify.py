@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import mpmath
 
 from .._errors import PrecisionLoss
 from .._text import ball_text
+from ._context import Num
 from ._verified import MIN_DIGITS, Verified
 
 __all__ = ["verify", "proven_or_agreed", "ball_dict", "certification_fields"]
@@ -25,7 +26,7 @@ __all__ = ["verify", "proven_or_agreed", "ball_dict", "certification_fields"]
 R = TypeVar("R")
 
 
-def _agreed(a: Any, b: Any, dps: int) -> int:
+def _agreed(a: Num, b: Num, dps: int) -> int:
     if a == b:
         return dps
     for n in range(dps, 0, -1):
@@ -34,7 +35,7 @@ def _agreed(a: Any, b: Any, dps: int) -> int:
     return 0
 
 
-def verify(name: str, working: Any, check: Any, dps: int, *, exact_zero: bool = False) -> Verified:
+def verify(name: str, working: Num, check: Num, dps: int, *, exact_zero: bool = False) -> Verified:
     """Compare two evaluations of ``name`` and keep the digits they share (at most ``dps``)."""
     if exact_zero or (working == 0 and check == 0):
         return Verified(mpmath.mpf(0), dps, "0")
@@ -57,7 +58,7 @@ def proven_or_agreed(prove: Callable[[], R], agree: Callable[[], R]) -> R:
     try:
         return prove()
     except NotEnclosable as e:
-        result: Any = agree()
+        result: Num = agree()
         return dataclasses.replace(result, reason=str(e))  # type: ignore[no-any-return]
 
 
@@ -74,11 +75,11 @@ def certification_fields(
     prec_bits: int | None,
     reason: str | None,
     notes: Iterable[str],
-) -> dict[str, Any]:
+) -> dict[str, Num]:
     """The JSON fields that say how a result's digits were obtained (docs/json.md):
     ``certified``, then the ``balls`` and ``prec_bits`` of a proof, or the ``reason`` there
     is none, then the ``notes``."""
-    out: dict[str, Any] = {"certified": certified}
+    out: dict[str, Num] = {"certified": certified}
     if certified:
         out["balls"] = {k: ball_dict(v) for k, v in balls.items()}
         out["prec_bits"] = prec_bits

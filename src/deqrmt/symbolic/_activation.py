@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import sympy as sp
 
@@ -24,6 +24,8 @@ __all__ = [
     "Activation",
     "Piece",
     "LIBRARY",
+    "Entry",
+    "Price",
     "TORCH_NAMES",
     "library_activation",
     "activation_names",
@@ -380,50 +382,108 @@ def _polynomial(*coeffs: sp.Expr) -> sp.Expr:
     return sp.Add(*[c * X**k for k, c in enumerate(coeffs)])
 
 
-LIBRARY: dict[str, tuple[Callable[..., sp.Expr], str]] = {
-    "relu": (_relu, "max(x, 0)"),
-    "leaky_relu": (_leaky_relu, "max(x, slope·x); slope defaults to 0.01"),
-    "tanh": (lambda: sp.tanh(X), "tanh(x)"),
-    "hard_tanh": (_hard_tanh, "a·clip(x, −c, c); a = c = 1 by default"),
-    "erf": (lambda: sp.erf(X), "erf(x)"),
-    "sigmoid": (lambda: 1 / (1 + sp.exp(-X)), "1/(1 + e^{−x})"),
-    "silu": (lambda: X / (1 + sp.exp(-X)), "x·sigmoid(x)"),
-    "swish": (lambda: X / (1 + sp.exp(-X)), "x·sigmoid(x) (= silu)"),
-    "gelu": (lambda: X * (1 + sp.erf(X / sp.sqrt(2))) / 2, "x·Φ(x), exact"),
-    "softplus": (lambda: sp.log(1 + sp.exp(X)), "log(1 + e^x)"),
-    "elu": (_elu, "x for x > 0, α(e^x − 1) otherwise; α = 1 by default"),
-    "sin": (lambda: sp.sin(X), "sin(x)"),
-    "cos": (lambda: sp.cos(X), "cos(x)"),
-    "identity": (lambda: X, "x"),
-    "sign": (
+class Price(NamedTuple):
+    """What one application of a library activation costs the parser's limits
+    (:mod:`._parse_limits`), declared beside its formula so that no table elsewhere can miss it.
+
+    Attributes:
+      kinks: kinks it adds per application (relu 1, hard_tanh 2).
+      calls: transcendental calls its formula nests (softplus 1, mish = x·tanh(softplus(x)) 2;
+        0 for a piecewise-polynomial activation): a call at nesting level d weighs d + 1.
+      heavy: one more for an erf-type call (slow at many digits).
+      degree: its degree in x when it is a polynomial (identity 1, quadratic 2).
+    """
+
+    kinks: int = 0
+    calls: int = 0
+    heavy: bool = False
+    degree: int | None = None
+
+
+class Entry(NamedTuple):
+    """One library activation: its builder (parameters → formula in x), its formula as text,
+    and its parse price."""
+
+    builder: Callable[..., sp.Expr]
+    text: str
+    price: Price
+
+
+#: The library: adding an activation is one entry here (its price included).
+LIBRARY: dict[str, Entry] = {
+    "relu": Entry(_relu, "max(x, 0)", Price(kinks=1)),
+    "leaky_relu": Entry(_leaky_relu, "max(x, slope·x); slope defaults to 0.01", Price(kinks=1)),
+    "tanh": Entry(lambda: sp.tanh(X), "tanh(x)", Price(calls=1)),
+    "hard_tanh": Entry(_hard_tanh, "a·clip(x, −c, c); a = c = 1 by default", Price(kinks=2)),
+    "erf": Entry(lambda: sp.erf(X), "erf(x)", Price(calls=1, heavy=True)),
+    "sigmoid": Entry(lambda: 1 / (1 + sp.exp(-X)), "1/(1 + e^{−x})", Price(calls=1)),
+    "silu": Entry(lambda: X / (1 + sp.exp(-X)), "x·sigmoid(x)", Price(calls=1)),
+    "swish": Entry(lambda: X / (1 + sp.exp(-X)), "x·sigmoid(x) (= silu)", Price(calls=1)),
+    "gelu": Entry(
+        lambda: X * (1 + sp.erf(X / sp.sqrt(2))) / 2, "x·Φ(x), exact", Price(calls=1, heavy=True)
+    ),
+    "softplus": Entry(lambda: sp.log(1 + sp.exp(X)), "log(1 + e^x)", Price(calls=1)),
+    "elu": Entry(
+        _elu, "x for x > 0, α(e^x − 1) otherwise; α = 1 by default", Price(kinks=1, calls=1)
+    ),
+    "sin": Entry(lambda: sp.sin(X), "sin(x)", Price(calls=1)),
+    "cos": Entry(lambda: sp.cos(X), "cos(x)", Price(calls=1)),
+    "identity": Entry(lambda: X, "x", Price(degree=1)),
+    "sign": Entry(
         lambda: sp.sign(X),
         "sign(x): not Lipschitz (it jumps at 0), so the theorems' Assumption 1 fails and the "
         "coefficient commands refuse it; `deqrmt check sign` shows which conditions fail",
+        Price(kinks=1),
     ),
-    "polynomial": (_polynomial, "c0 + c1·x + c2·x² + …, coefficients given"),
-    "quadratic": (lambda: X + X**2 / 4, "x + x²/4 (a quadratic with an attracting fixed point)"),
+    "polynomial": Entry(_polynomial, "c0 + c1·x + c2·x² + …, coefficients given", Price()),
+    "quadratic": Entry(
+        lambda: X + X**2 / 4,
+        "x + x²/4 (a quadratic with an attracting fixed point)",
+        Price(degree=2),
+    ),
     # the rest of PyTorch's activations (torch.nn.Mish, …), each the exact function torch computes
-    "mish": (lambda: X * sp.tanh(sp.log(1 + sp.exp(X))), "x·tanh(softplus(x)) (torch Mish)"),
-    "gelu_tanh": (_gelu_tanh, "x(1 + tanh(√(2/π)(x + 0.044715x³)))/2 (torch GELU('tanh'))"),
-    "selu": (_selu, "λ·elu(x, α) with torch's λ = 1.0507…, α = 1.6732… (torch SELU)"),
-    "celu": (_celu, "x for x > 0, α(e^{x/α} − 1) otherwise; α = 1 by default (torch CELU)"),
-    "softsign": (lambda: X / (1 + sp.Abs(X)), "x/(1 + |x|) (torch Softsign)"),
-    "logsigmoid": (lambda: -sp.log(1 + sp.exp(-X)), "−log(1 + e^{−x}) (torch LogSigmoid)"),
-    "tanhshrink": (lambda: X - sp.tanh(X), "x − tanh(x) (torch Tanhshrink)"),
-    "relu6": (lambda: _clip(X, 0, 6), "min(max(x, 0), 6) (torch ReLU6)"),
-    "hardsigmoid": (
+    "mish": Entry(
+        lambda: X * sp.tanh(sp.log(1 + sp.exp(X))),
+        "x·tanh(softplus(x)) (torch Mish)",
+        Price(calls=2),
+    ),
+    "gelu_tanh": Entry(
+        _gelu_tanh, "x(1 + tanh(√(2/π)(x + 0.044715x³)))/2 (torch GELU('tanh'))", Price(calls=1)
+    ),
+    "selu": Entry(
+        _selu,
+        "λ·elu(x, α) with torch's λ = 1.0507…, α = 1.6732… (torch SELU)",
+        Price(kinks=1, calls=1),
+    ),
+    "celu": Entry(
+        _celu,
+        "x for x > 0, α(e^{x/α} − 1) otherwise; α = 1 by default (torch CELU)",
+        Price(kinks=1, calls=1),
+    ),
+    "softsign": Entry(lambda: X / (1 + sp.Abs(X)), "x/(1 + |x|) (torch Softsign)", Price(kinks=1)),
+    "logsigmoid": Entry(
+        lambda: -sp.log(1 + sp.exp(-X)), "−log(1 + e^{−x}) (torch LogSigmoid)", Price(calls=1)
+    ),
+    "tanhshrink": Entry(lambda: X - sp.tanh(X), "x − tanh(x) (torch Tanhshrink)", Price(calls=1)),
+    "relu6": Entry(lambda: _clip(X, 0, 6), "min(max(x, 0), 6) (torch ReLU6)", Price(kinks=2)),
+    "hardsigmoid": Entry(
         lambda: _clip(X / 6 + _HALF, 0, 1),
         "clip(x/6 + 1/2, 0, 1) (torch Hardsigmoid)",
+        Price(kinks=2),
     ),
-    "hardswish": (
+    "hardswish": Entry(
         lambda: X * _clip(X / 6 + _HALF, 0, 1),
         "x·clip(x/6 + 1/2, 0, 1) (torch Hardswish)",
+        Price(kinks=2),
     ),
-    "softshrink": (_softshrink, "x − clip(x, −λ, λ); λ = 1/2 by default (torch Softshrink)"),
-    "hardshrink": (
+    "softshrink": Entry(
+        _softshrink, "x − clip(x, −λ, λ); λ = 1/2 by default (torch Softshrink)", Price(kinks=2)
+    ),
+    "hardshrink": Entry(
         _hardshrink,
         "x for |x| > λ, 0 otherwise; λ = 1/2 by default (torch Hardshrink): it jumps at ±λ, so "
         "like sign the coefficient commands refuse it",
+        Price(kinks=2),
     ),
 }
 
@@ -477,7 +537,7 @@ def library_activation(name: str, params: Sequence[sp.Expr] = ()) -> Activation:
             f"{', '.join(activation_names())}, or give an expression in x such as "
             "'max(x, 0.1*x)'."
         )
-    builder, _ = LIBRARY[name]
+    builder = LIBRARY[name].builder
     params = _arguments.sequence(
         params, "params", "parameters", lo=0, hi=MAX_PARAMETERS, item=_parameter
     )
@@ -485,7 +545,7 @@ def library_activation(name: str, params: Sequence[sp.Expr] = ()) -> Activation:
         expr = builder(*params)
     except TypeError:
         raise InvalidArgument(
-            f"{name} takes different parameters than {len(params)} given: {LIBRARY[name][1]}."
+            f"{name} takes different parameters than {len(params)} given: {LIBRARY[name].text}."
         ) from None
     label = name if not params else f"{name}({', '.join(str(p) for p in params)})"
     return Activation(label, exact(expr))

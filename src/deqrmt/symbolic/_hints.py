@@ -65,7 +65,9 @@ def keywords_hint(text: str, node: ast.Call) -> str:
     name = node.func.id  # type: ignore[attr-defined]
     head = f"keyword arguments are not allowed in {name}(…)"
     params = (
-        list(inspect.signature(LIBRARY[name][0]).parameters.values()) if name in LIBRARY else []
+        list(inspect.signature(LIBRARY[name].builder).parameters.values())
+        if name in LIBRARY
+        else []
     )
     if any(p.kind is p.VAR_POSITIONAL for p in params):
         return f"{head}: its parameters are positional, {name}(c0, c1, …)"

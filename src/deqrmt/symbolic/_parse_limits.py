@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 
 from .._errors import BudgetExceeded, InvalidArgument
-from ._activation import LIBRARY
+from ._activation import LIBRARY, Price
 from ._parse_grammar import FUNCTIONS
 
 __all__ = [
@@ -60,28 +60,31 @@ MAX_WORK = 30
 
 # --- what each name costs, for the limits ------------------------------------------------------
 
-#: Kinks a function or library activation adds per application (max/min: one per extra argument).
-_KINKS = {
-    "abs": 1, "relu": 1, "heaviside": 1, "sign": 1,
-    "leaky_relu": 1, "hard_tanh": 2, "elu": 1, "selu": 1, "celu": 1, "softsign": 1,
-    "relu6": 2, "hardsigmoid": 2, "hardswish": 2, "softshrink": 2, "hardshrink": 2,
+#: What the grammar's own functions cost (kinks, nested transcendental calls, heavy).  A
+#: library activation declares its price in its LIBRARY entry (``Price``), read at each call:
+#: a new library entry is priced by the one line that adds it, and no table here can miss it.
+#: (max/min add one kink per extra argument, counted in ``_cost``.)
+_FUNCTION_PRICES: dict[str, Price] = {
+    "abs": Price(kinks=1), "heaviside": Price(kinks=1), "sign": Price(kinks=1),
+    "exp": Price(calls=1), "log": Price(calls=1), "sqrt": Price(calls=1), "tanh": Price(calls=1),
+    "sin": Price(calls=1), "cos": Price(calls=1), "sinh": Price(calls=1), "cosh": Price(calls=1),
+    "atan": Price(calls=1), "erf": Price(calls=1, heavy=True), "erfc": Price(calls=1, heavy=True),
 }  # fmt: skip
-#: Functions and library activations that count as transcendental calls.
-_TRANSCENDENTAL = frozenset(
-    {
-        "exp", "log", "sqrt", "tanh", "sin", "cos", "sinh", "cosh", "atan", "erf", "erfc",
-        "sigmoid", "softplus", "gelu", "silu", "swish", "elu", "selu", "celu", "logsigmoid",
-        "tanhshrink", "gelu_tanh", "mish",
-    }
-)  # fmt: skip
-#: Library activations whose formula nests calls: mish is tanh(softplus(x)), two levels, so
-#: it weighs (d + 1) + (d + 2) at nesting level d, as its formula written out would.
-_NESTED = {"mish": 2}
-#: Calls that cost one more: erf-type functions, slow to evaluate at many digits, and the only
-#: integrands the engine tries to close with SymPy.
-_HEAVY = frozenset({"erf", "erfc", "gelu"})
-#: Degree in x of the library activations that are polynomials (polynomial(...): its length).
-_LIBRARY_DEGREE = {"identity": 1, "quadratic": 2}
+_FREE = Price()
+
+
+def _degree(name: str, default: int) -> int:
+    """The degree in x of a polynomial library activation (identity 1), else ``default``."""
+    entry = LIBRARY.get(name)
+    return default if entry is None or entry.price.degree is None else entry.price.degree
+
+
+def _price(name: str) -> Price:
+    """A function's price, else the library entry's (a name that is both costs the same)."""
+    if name in _FUNCTION_PRICES:
+        return _FUNCTION_PRICES[name]
+    entry = LIBRARY.get(name)
+    return entry.price if entry is not None else _FREE
 
 
 _LIMITS = (
@@ -208,18 +211,18 @@ def _library_cost(name: str, args: Iterable[ast.AST], call: ast.Call | None) -> 
         inner_degree = 1
         if name == "polynomial":
             inner_degree = max(len(args) - 1, 0)
-        inner_degree = _LIBRARY_DEGREE.get(name, inner_degree)
+        inner_degree = _degree(name, inner_degree)
     if call is None and name in LIBRARY:
-        inner_degree = _LIBRARY_DEGREE.get(name, 1)
+        inner_degree = _degree(name, 1)
+    price = _price(name)
     if name in ("max", "min"):
         extra = max(len(args) - 1, 0)
         kinks = inner_kinks + extra * (inner_kinks + 1)
     else:
-        w = _KINKS.get(name, 0)
-        kinks = inner_kinks + w * (inner_kinks + 1)
-    if name in _TRANSCENDENTAL:  # a call weighs its nesting level: tanh(tanh(x)) is 1 + 2
-        levels = range(inner_depth + 1, inner_depth + 1 + _NESTED.get(name, 1))
-        weight = sum(levels) + (name in _HEAVY)
+        kinks = inner_kinks + price.kinks * (inner_kinks + 1)
+    if price.calls:  # a call weighs its nesting level: tanh(tanh(x)) is 1 + 2, mish 2 levels
+        levels = range(inner_depth + 1, inner_depth + 1 + price.calls)
+        weight = sum(levels) + price.heavy
         return _Cost(kinks, inner_calls + weight, levels[-1], inner_degree)
     return _Cost(kinks, inner_calls, inner_depth, inner_degree)
 

@@ -18,12 +18,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from ..numeric import NUMPY
+
+if TYPE_CHECKING:
+    from ..numeric import ArrayContext
 
 __all__ = ["TORCH", "TorchContext"]
 
@@ -92,7 +95,15 @@ def _pairwise(on_tensors: Callable[[Tensor, Tensor], Tensor], on_numbers: Callab
 
 
 class TorchContext:
-    """The context interface on torch tensors: ``f(TORCH, t)`` for printed ``f``."""
+    """The context interface on torch tensors: ``f(TORCH, t)`` for printed ``f``.
+
+    Its functions keep each tensor's dtype and device; ``dtype`` is the one its precision
+    (``eps``, the machine epsilon a test states its tolerance in) is declared for.
+    """
+
+    def __init__(self, dtype: torch.dtype = torch.float64) -> None:
+        self.dtype = dtype
+        self.eps = float(torch.finfo(dtype).eps)
 
     mpf = staticmethod(float)
     pi = math.pi
@@ -171,3 +182,6 @@ class TorchContext:
 
 #: The torch context (stateless: one instance serves every caller).
 TORCH = TorchContext()
+
+if TYPE_CHECKING:  # mypy checks the class against the interface the printer's code calls
+    _IS_AN_ARRAY_CONTEXT: ArrayContext = TORCH
