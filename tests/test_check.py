@@ -139,6 +139,7 @@ def test_bad_input_raises_instead_of_reporting():
 # L₁
 # ---------------------------------------------------------------------------
 
+
 def _max_of(f, x0):
     """max of f near x0, independently of deqrmt: plain mpmath at 30 digits (f' = 0)."""
     with mpmath.workdps(30):

@@ -62,7 +62,11 @@ def test_json_follows_the_convention(argv, capsys):
             key = flag[2:].replace("-", "_")
             if key in inputs:
                 assert str(inputs[key]) == typed, (key, inputs[key], typed)
-    result = {k: v for k, v in doc.items() if k not in ("schema", "command", "version", "inputs", "floats")}
+    result = {
+        k: v
+        for k, v in doc.items()
+        if k not in ("schema", "command", "version", "inputs", "floats")
+    }
     assert doc["floats"] == (float_copy(result) or {})
     for path, text in _exact_leaves(result):
         exact = Fraction(text) if "/" in text else Decimal(text)

@@ -41,9 +41,7 @@ def monte_carlo_item(problem: DEQProblem, *, device: str = "auto") -> CheckItem:
     """
     title = MC_TITLE
     if importlib.util.find_spec("torch") is None:
-        raise MissingExtra(
-            "mc=True needs torch: pip install 'deqrmt[validate]' (missing: torch)."
-        )
+        raise MissingExtra("mc=True needs torch: pip install 'deqrmt[validate]' (missing: torch).")
     from ..validate import ValidationConfig, run_validation
 
     config = ValidationConfig(

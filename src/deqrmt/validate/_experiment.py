@@ -150,8 +150,7 @@ def _enough(name: str, have: int, n_train: int, n_test: int, split: bool) -> Non
     if need > have:
         asked = f"n_train + n_test = {need}" if split else f"{need} samples"
         raise InvalidArgument(
-            f"{name} has {have} samples, fewer than the {asked} asked; lower n_train=… "
-            "or n_test=…."
+            f"{name} has {have} samples, fewer than the {asked} asked; lower n_train=… or n_test=…."
         )
 
 
