@@ -76,14 +76,22 @@ TARGETS: tuple[Target, ...] = (
         _N + "_krawczyk.py",
         ("tests/test_krawczyk.py", "tests/test_certify.py", "tests/test_sphere_certified.py"),
     ),
-    Target(_N + "_variance_proof.py", ("tests/test_certify.py", "tests/test_sphere_certified.py")),
+    Target(
+        _N + "_variance_proof.py",
+        ("tests/test_variance_proof.py", "tests/test_certify.py", "tests/test_sphere_certified.py"),
+    ),
     Target(
         _N + "_enclose.py",
         ("tests/test_certify.py", "tests/test_check_proofs.py", "tests/test_sphere_certified.py"),
     ),
     Target(
         _N + "_arb.py",
-        ("tests/test_certify.py", "tests/test_enclosure_text.py", "tests/test_numbers.py"),
+        (
+            "tests/test_arb_digits.py",
+            "tests/test_certify.py",
+            "tests/test_enclosure_text.py",
+            "tests/test_numbers.py",
+        ),
         (
             "bits_for_digits",
             "workprec",
@@ -123,6 +131,7 @@ _K = "src/deqrmt/numeric/_krawczyk.py:"
 _R = "src/deqrmt/numeric/_roots.py:"
 _E = "src/deqrmt/numeric/_enclosure_text.py:"
 _F = "src/deqrmt/numeric/_fixed_point.py:"
+_V = "src/deqrmt/numeric/_variance_proof.py:"
 #: Newton's precision schedule: which precision each step runs at and how many bits the point
 #: is said to be trusted to.  It decides speed and the radii Krawczyk tries, never what is
 #: proved: K(Q) ⊂ int Q is checked on whatever point comes out (a bad schedule can only make
@@ -130,6 +139,20 @@ _F = "src/deqrmt/numeric/_fixed_point.py:"
 _SCHEDULE = (
     "Newton's precision schedule only (speed, the radii tried): the Krawczyk test checks "
     "whatever point it gives"
+)
+#: prove_fixed_point's p1: the precision of the Krawczyk evaluations h(x), h'(Q), between
+#: min(prec, 2·known + 32) and prec.  Any p1 gives balls that contain h and h'; a higher one
+#: only narrows them (contract then re-evaluates h at prec), so the proof and its ball are
+#: the same, reached more slowly.
+_P1 = "prove_fixed_point's p1 higher (at most prec): the same proof, slower; " + _SCHEDULE
+#: The candidate radii 2^(4−known), 2^(12−known), 2^(24−known) of Q: K(Q) ⊂ int Q is checked
+#: on each, so a radius decides only whether a proof is found, never what is proved.  Newton's
+#: point is off by about 2^(−known−8) (known is twice its last step's bits minus 8), so twice
+#: the width (still |h''|·r ≪ |h'|), or two ulps less, passes wherever the original does;
+#: tests/test_variance_proof.py's curved map kills radii narrower than the trusted bits.
+_RADII = (
+    "a candidate radius of Q twice as wide or one ulp narrower: the Newton point is off by "
+    "~2^(-known-8), far inside either ball, and K(Q) ⊂ int Q is checked on whatever Q is tried"
 )
 _SIGN = "the sign condition is redundant once both ends round to the same decimal (the sign is part of the rounding, so a straddling interval never does): loosening it changes nothing"
 SURVIVORS_EXPLAINED: dict[str, str] = {
@@ -175,6 +198,16 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "current)",
     _F + "225:19: 10 -> 11": "a tighter tolerance, 11^-(dps-2) < 10^-(dps-2): polish stops a "
     "step later at most, the same root to the digits kept",
+    _V + "48:9: return value -> None": "caches falsy: an erf-type φ evaluates below prec first "
+    "(its integrand cache then misses, slower); " + _P1,
+    _V + "96:35: min -> max": _P1,
+    _V + "96:45: 2 -> 3": _P1,
+    _V + "96:57: 32 -> 33": _P1,
+    _V + "99:18: .upper -> .lower": _RADII,
+    _V + "99:80: 4 -> 5": _RADII,
+    _V + "99:83: 12 -> 13": _RADII,
+    _V + "129:40: 0 -> 1": "scan(decades=1) goes on a decade past the first root: roots[0] "
+    "is the same first root (the scan walks up from q0 and lists roots in order)",
     _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
     "turning point; splitting the cell there or not finds the same roots",
     _R + "120:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
