@@ -111,7 +111,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "src/deqrmt/_text.py",
-        ("tests/test_enclosure_text.py", "tests/test_numbers.py"),
+        ("tests/test_text_rounding.py", "tests/test_enclosure_text.py", "tests/test_numbers.py"),
         (
             "exact_value",
             "round_decimal",
@@ -208,6 +208,9 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     _V + "99:83: 12 -> 13": _RADII,
     _V + "129:40: 0 -> 1": "scan(decades=1) goes on a decade past the first root: roots[0] "
     "is the same first root (the scan walks up from q0 and lists roots in order)",
+    "src/deqrmt/_text.py:316:71: 2 -> 3": "round_ratio's first guess of floor(log10 |v|) "
+    "(log10 3 for log10 2): the two loops after it step e to the exact decade from any guess "
+    "(slower, the same e)",
     _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
     "turning point; splitting the cell there or not finds the same roots",
     _R + "120:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
