@@ -20,7 +20,14 @@ from flint import arb, arf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deqrmt.numeric._arb import arb_to_mpf, bits_for_digits, format_digits, round_digits
+from deqrmt.numeric._arb import (
+    arb_to_mpf,
+    bits_for_digits,
+    format_digits,
+    round_digits,
+    to_arb,
+    workprec,
+)
 
 
 def _exact(v: arf) -> Fraction:
@@ -128,7 +135,7 @@ def test_balls_that_touch_zero_or_are_not_finite_prove_nothing():
 @settings(max_examples=300, deadline=None)
 @given(man=st.integers(-(2**600), 2**600), exp=st.integers(-900, 900))
 def test_arb_to_mpf_is_the_exact_midpoint_and_keeps_its_digits(man, exp):
-    """The value equals the midpoint exactly, and its context is at least 32 bits more precise
+    """The value equals the midpoint exactly, and its context is more than 32 bits more precise
     than the midpoint, a multiple of 64: v + v and (v · 3) / 3 are then exact."""
     x = arb(arf((man, exp)), arf((1, -2000)))
     v = arb_to_mpf(x)
@@ -138,8 +145,7 @@ def test_arb_to_mpf_is_the_exact_midpoint_and_keeps_its_digits(man, exp):
     )
     bits = int(x.mid().man_exp()[0]).bit_length()  # the odd mantissa Arb keeps
     prec = v.context.prec
-    assert prec % 64 == 0 and prec >= bits + 32, (bits, prec)
-    assert prec < bits + 32 + 64 + 1  # rounded up to the next multiple, no further
+    assert prec % 64 == 0 and bits + 32 < prec <= bits + 32 + 64, (bits, prec)
     assert (v + v) == 2 * v and (v * 3) / 3 == v
     with mpmath.workprec(prec + 64):
         exact = mpmath.mpf(man) * mpmath.mpf(2) ** exp
@@ -150,3 +156,32 @@ def test_arb_to_mpf_is_the_exact_midpoint_and_keeps_its_digits(man, exp):
 def test_bits_for_digits_is_the_least_precision_carrying_the_digits(digits):
     bits = bits_for_digits(digits)
     assert 2**bits >= 10**digits > 2 ** (bits - 1)
+
+
+def test_to_arb_converts_exact_numbers_exactly_and_refuses_the_rest():
+    from flint import fmpq
+    from sympy import Rational
+
+    x = arb(arf((3, -5)), arf((1, -80)))
+    assert to_arb(x) is x  # a ball passes through untouched
+    with workprec(200):
+        for value in ("0.1", "-7/3", Fraction(-7, 3), Rational(-7, 3), 12, -(2**70)):
+            ball = to_arb(value)
+            want = Fraction(str(value)) if not isinstance(value, Fraction) else value
+            assert ball.contains(arb(fmpq(want.numerator, want.denominator)))
+            lo, hi = _ends(ball)
+            assert lo <= want <= hi and hi - lo <= abs(want) / 2**190
+    for bad in (True, 1.5, None, "x"):
+        with pytest.raises((TypeError, ValueError)):
+            to_arb(bad)
+
+
+@pytest.mark.parametrize("bits", [1, 30, 31, 32, 33, 63, 64, 95, 96, 97, 600])
+def test_arb_to_mpf_context_is_the_least_multiple_of_64_above_bits_plus_32(bits):
+    """Mantissas of every length near a multiple of 64 (random ones rarely land there): the
+    context has more than 32 guard bits, and fewer than 97."""
+    man = (1 << (bits - 1)) | 1 if bits > 1 else 1  # odd: Arb keeps it as is
+    v = arb_to_mpf(arb(arf((man, -7)), arf((1, -900))))
+    prec = v.context.prec
+    assert prec % 64 == 0 and bits + 32 < prec <= bits + 32 + 64, (bits, prec)
+    assert v * 4 == Fraction(man, 2**5)

@@ -211,6 +211,8 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "src/deqrmt/_text.py:316:71: 2 -> 3": "round_ratio's first guess of floor(log10 |v|) "
     "(log10 3 for log10 2): the two loops after it step e to the exact decade from any guess "
     "(slower, the same e)",
+    "src/deqrmt/_text.py:362:20: < -> <=": "format_decimal's sign == 0 already returned "
+    "'0.0' at its top: sign <= 0 and sign < 0 agree on every sign that reaches the line",
     _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
     "turning point; splitting the cell there or not finds the same roots",
     _R + "120:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
