@@ -122,3 +122,21 @@ def test_an_enclosers_tail_bounds_both_tails(act, name, g, slack, cut):
             lambda x: g(x) * mpmath.npdf(x), [-mpmath.inf, -cut]
         )
     assert exact <= _mp(bound) <= slack * exact, (act, name, _mp(bound), exact)
+
+
+@pytest.mark.parametrize(("tau", "prec"), [(1, 200), (3, 64), (3, 600)])
+def test_choose_cut_is_an_integer_whose_tails_are_below_the_target(tau, prec):
+    """softplus grows like x, so the first guess √(2 ln 2 · prec) + 1 (in units of τ) is too
+    small here and the cut grows: it must stay an integer (the quadrature's end points are
+    exact integers) with every tail ≤ 2^-prec there."""
+    from deqrmt.numeric._enclose import encloser_for
+    from deqrmt.symbolic import get_activation
+
+    enc = encloser_for(get_activation("softplus"))
+    names = list(enc.open)
+    cut = enc.choose_cut(names, arb(tau), prec)
+    first = int(mpmath.ceil(tau * (mpmath.sqrt(2 * mpmath.log(2) * prec) + 1)))
+    assert isinstance(cut, int) and cut > first  # it grew
+    for n in names:
+        t = enc.tail(n, arb(tau), cut)
+        assert t is not None and t <= arb(2) ** -prec
