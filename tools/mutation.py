@@ -85,6 +85,7 @@ TARGETS: tuple[Target, ...] = (
         (
             "tests/test_gaussian_tail.py",
             "tests/test_enclose_integrals.py",
+            "tests/test_enclose_kinks.py",
             "tests/test_certify.py",
             "tests/test_check_proofs.py",
             "tests/test_sphere_certified.py",
