@@ -70,7 +70,10 @@ TARGETS: tuple[Target, ...] = (
         _N + "_roots.py",
         ("tests/test_roots_model.py", "tests/test_fixed_point.py", "tests/test_steep_roots.py"),
     ),
-    Target(_N + "_fixed_point.py", ("tests/test_fixed_point.py", "tests/test_steep_roots.py")),
+    Target(
+        _N + "_fixed_point.py",
+        ("tests/test_root_free_above.py", "tests/test_fixed_point.py", "tests/test_steep_roots.py"),
+    ),
     Target(_N + "_map_formulas.py", ("tests/test_fixed_point.py", "tests/test_steep_roots.py")),
     Target(
         _N + "_krawczyk.py",
