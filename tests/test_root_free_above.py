@@ -39,6 +39,8 @@ def _frac(v) -> mpmath.mpf:
         ("softplus", "0.9", "0.3", 2),
         ("silu", "1/4", "1", "1/2"),
         ("elu(1)", "0.8", "0.2", 1),
+        ("2*silu(x)", "0.2", "0.5", 1),  # B₊ = B₋ = 2
+        ("leaky_relu(0.5)", "0.5", "0.5", 1),  # B₋ = 1/2
     ],
 )
 def test_the_bound_is_the_lemmas_root(act, sigma_a2, sigma_b2, tau0):

@@ -238,6 +238,11 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "src/deqrmt/numeric/_moments.py:138:14: - -> +": "sq_pow two higher: two more power "
     "sums Σ w ξ^k φ² are accumulated and never read (each moment reads b[k] for k < "
     "len(its weight) only; sq_pow >= 0 is unchanged)",
+    _F + "142:19: 64 -> 65": "root_free_above in 65-bit balls instead of 64: a ball half as "
+    "wide around the same bound, which the final 1e-12 step up (≫ 2^-60) covers either way",
+    _F + "150:13: .upper -> .lower": "root_free_above's s² ball is ~2^-60 wide relative: its "
+    "lower end is above the true root less that, and the final 1e-12 step up (≫ 2^-60) "
+    "keeps the float above the bound either way",
     _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
     "turning point; splitting the cell there or not finds the same roots",
     _R + "120:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
