@@ -214,10 +214,10 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     _E + "79:49: < -> <=": _SIGN,
     _E + "79:53: 0 -> 1": _SIGN,
     _E + "79:58: == -> !=": _SIGN,
-    "src/deqrmt/numeric/_map_formulas.py:56:52: True -> False": "zip(strict=...): the generated centering formula gives one "
+    "src/deqrmt/numeric/_map_formulas.py:82:57: True -> False": "zip(strict=...): the generated centering formula gives one "
     "output per name, so the lengths always match (test_generated_formulas keeps the module "
     "current)",
-    _F + "225:19: 10 -> 11": "a tighter tolerance, 11^-(dps-2) < 10^-(dps-2): polish stops a "
+    _F + "229:19: 10 -> 11": "a tighter tolerance, 11^-(dps-2) < 10^-(dps-2): polish stops a "
     "step later at most, the same root to the digits kept",
     _V + "48:9: return value -> None": "caches falsy: an erf-type φ evaluates below prec first "
     "(its integrand cache then misses, slower); " + _P1,
@@ -234,16 +234,16 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "(slower, the same e)",
     "src/deqrmt/_text.py:362:20: < -> <=": "format_decimal's sign == 0 already returned "
     "'0.0' at its top: sign <= 0 and sign < 0 agree on every sign that reaches the line",
-    _A + "298:26: 0 -> 1": "_ends' den at e == 0: 1 << 0 and 1 are the same",
-    _A + "299:23: > -> >=": "_ends' scale at e == 0: 1 << 0 and 1 are the same",
-    _A + "313:25: < -> <=": "round_digits: lo == 0 already returned None (its rounding has sign "
+    _A + "309:26: 0 -> 1": "_ends' den at e == 0: 1 << 0 and 1 are the same",
+    _A + "310:23: > -> >=": "_ends' scale at e == 0: 1 << 0 and 1 are the same",
+    _A + "324:25: < -> <=": "round_digits: lo == 0 already returned None (its rounding has sign "
     "0); hi == 0 with lo < 0 rounds to a different sign than lo, None either way",
-    "src/deqrmt/numeric/_moments.py:138:14: - -> +": "sq_pow two higher: two more power "
+    "src/deqrmt/numeric/_moments.py:143:14: - -> +": "sq_pow two higher: two more power "
     "sums Σ w ξ^k φ² are accumulated and never read (each moment reads b[k] for k < "
     "len(its weight) only; sq_pow >= 0 is unchanged)",
-    _F + "142:19: 64 -> 65": "root_free_above in 65-bit balls instead of 64: a ball half as "
+    _F + "143:19: 64 -> 65": "root_free_above in 65-bit balls instead of 64: a ball half as "
     "wide around the same bound, which the final 1e-12 step up (≫ 2^-60) covers either way",
-    _F + "150:13: .upper -> .lower": "root_free_above's s² ball is ~2^-60 wide relative: its "
+    _F + "151:13: .upper -> .lower": "root_free_above's s² ball is ~2^-60 wide relative: its "
     "lower end is above the true root less that, and the final 1e-12 step up (≫ 2^-60) "
     "keeps the float above the bound either way",
     _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
