@@ -7,7 +7,6 @@ both return; :func:`~deqrmt.numeric.deq_coefficients` (:mod:`._deq`) chooses bet
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +14,7 @@ from .. import _arguments
 from .._errors import ContractionError
 from .._text import escape_controls
 from . import _display
-from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert
+from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert, verified_property
 from ._problem import DEQProblem, ProblemFields
 from ._verified import Verified
 from ._verify import certification_fields
@@ -50,16 +49,8 @@ def shown(text: str) -> str:
     return escape_controls(text, keep="")
 
 
-def _verified_property(key: str) -> property:
-    def get(self: DEQCoefficients) -> Verified:
-        return self[key]
-
-    get.__doc__ = f"``{key}`` with its verified digits (a :class:`Verified`)."
-    return property(get)
-
-
 @dataclasses.dataclass(frozen=True, repr=False)
-class DEQCoefficients(AttributeHints, ProblemFields, VerifiedMapping):
+class DEQCoefficients(AttributeHints, ProblemFields, _display.Displayed, VerifiedMapping):
     """τ*, γ*, α*₁..₄, β*₁..₃, κ* and the centering constant of one :class:`DEQProblem`.
 
     Every number is a :class:`Verified` (value, digits, text), reachable as an attribute
@@ -96,17 +87,17 @@ class DEQCoefficients(AttributeHints, ProblemFields, VerifiedMapping):
     prec_bits: int = 0
     reason: str | None = None
 
-    tau_star = _verified_property("tau_star")
-    gamma_star = _verified_property("gamma_star")
-    alpha_1 = _verified_property("alpha_1")
-    alpha_2 = _verified_property("alpha_2")
-    alpha_3 = _verified_property("alpha_3")
-    alpha_4 = _verified_property("alpha_4")
-    beta_1 = _verified_property("beta_1")
-    beta_2 = _verified_property("beta_2")
-    beta_3 = _verified_property("beta_3")
-    kappa_star = _verified_property("kappa_star")
-    center = _verified_property("center")
+    tau_star = verified_property("tau_star")
+    gamma_star = verified_property("gamma_star")
+    alpha_1 = verified_property("alpha_1")
+    alpha_2 = verified_property("alpha_2")
+    alpha_3 = verified_property("alpha_3")
+    alpha_4 = verified_property("alpha_4")
+    beta_1 = verified_property("beta_1")
+    beta_2 = verified_property("beta_2")
+    beta_3 = verified_property("beta_3")
+    kappa_star = verified_property("kappa_star")
+    center = verified_property("center")
 
     def __post_init__(self) -> None:
         # read-only tables: ``values`` answers both c.values["alpha_1"] and c.values()
@@ -169,10 +160,6 @@ class DEQCoefficients(AttributeHints, ProblemFields, VerifiedMapping):
         )
         return out
 
-    def to_json(self) -> str:
-        """:meth:`to_dict` as indented JSON text."""
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
-
     def _setting(self) -> str:
         p = self.problem
         return (
@@ -187,12 +174,3 @@ class DEQCoefficients(AttributeHints, ProblemFields, VerifiedMapping):
         rows += [f"  {k:<11} {self.values[k].text}" for k in DEQ_KEYS if k in self.values]
         rows += [f"  note: {shown(n)}" for n in self.notes]
         return "\n".join(rows)
-
-    def _repr_html_(self) -> str:
-        return _display.html(self)
-
-    def _repr_latex_(self) -> str:
-        return _display.latex(self)
-
-    def _repr_markdown_(self) -> str:
-        return _display.markdown(self)

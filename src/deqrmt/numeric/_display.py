@@ -14,6 +14,7 @@ The result classes (:class:`~deqrmt.numeric.DEQCoefficients`, ``ExplicitCoeffici
 from __future__ import annotations
 
 import html as _html
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
@@ -23,7 +24,7 @@ from ..symbolic import SYMBOLS, tex_number, tex_text, value_status
 
 __all__ = [
     "Table", "Row", "table", "html", "latex", "markdown", "LAYER_SYMBOLS", "SPHERE_SYMBOLS",
-    "html_text", "law_lines", "lines_html", "short",
+    "html_text", "law_lines", "lines_html", "short", "Displayed",
 ]  # fmt: skip
 
 #: an explicit layer's keys: (Unicode, LaTeX) of the symbol, the layer index written after it
@@ -205,6 +206,33 @@ def text(result: Any) -> str:
     width = max((len(r.key) for r in t.rows), default=0)
     rows = [f"  {r.key:<{width}}  {r.value.text}" for r in t.rows]
     return short([t.title, *rows, *(f"  note: {n}" for n in t.notes)])
+
+
+class Displayed:
+    """A result record's JSON text and its reprs: text, HTML, LaTeX and Markdown tables.
+
+    One home for what every coefficient record shows; a record defines ``to_dict`` (and may
+    write its own ``__repr__``; a dataclass record then says ``repr=False``).
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON text."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def __repr__(self) -> str:
+        return text(self)
+
+    def _repr_html_(self) -> str:
+        return html(self)
+
+    def _repr_latex_(self) -> str:
+        return latex(self)
+
+    def _repr_markdown_(self) -> str:
+        return markdown(self)
 
 
 def law_lines(law: Any) -> list[str]:

@@ -14,7 +14,6 @@ on the Gaussian moments of σ_l at τ̃_{l−1}.  Two paths, as for the DEQ:
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,8 +44,8 @@ LAYER_KEYS = (
 )  # fmt: skip
 
 
-@dataclasses.dataclass(frozen=True)
-class ExplicitCoefficients(AttributeHints):
+@dataclasses.dataclass(frozen=True, repr=False)
+class ExplicitCoefficients(AttributeHints, _display.Displayed):
     """Per-layer τ̃_l, α̃_{l,1..4}, β̃_{l,1..3}, κ̃_l and centering constants (Theorem 3).
 
     Attributes:
@@ -105,21 +104,6 @@ class ExplicitCoefficients(AttributeHints):
             "layers": [{k: layer[k].text for k in LAYER_KEYS} for layer in self.layers],
             **certification(self),
         }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
-
-    def __repr__(self) -> str:
-        return _display.text(self)
-
-    def _repr_html_(self) -> str:
-        return _display.html(self)
-
-    def _repr_latex_(self) -> str:
-        return _display.latex(self)
-
-    def _repr_markdown_(self) -> str:
-        return _display.markdown(self)
 
 
 def _run(

@@ -20,7 +20,15 @@ from .._errors import InvalidArgument
 from .._io import pandas
 from ._verified import Verified
 
-__all__ = ["AttributeHints", "ValueTable", "VerifiedMapping", "attribute_hint", "convert", "pandas"]
+__all__ = [
+    "AttributeHints",
+    "ValueTable",
+    "VerifiedMapping",
+    "attribute_hint",
+    "convert",
+    "pandas",
+    "verified_property",
+]
 
 
 def _norm(name: str) -> str:
@@ -173,3 +181,13 @@ class VerifiedMapping(Mapping[str, Verified]):
         ``radius`` (float, None unless proven).  Needs pandas (``MissingExtra`` otherwise)."""
         pd = pandas(f"{type(self).__name__}.to_pandas()")
         return pd.DataFrame(self._table()).set_index("key")
+
+
+def verified_property(key: str) -> property:
+    """A record's attribute for one of its keys (``c.alpha_1`` is ``c["alpha_1"]``)."""
+
+    def get(self: VerifiedMapping) -> Verified:
+        return self[key]
+
+    get.__doc__ = f"``{key}`` with its verified digits (a :class:`Verified`)."
+    return property(get)

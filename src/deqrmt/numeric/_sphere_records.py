@@ -10,14 +10,13 @@ value is a :class:`~deqrmt.numeric.Verified` and the setting is one
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from .. import _arguments
 from .._errors import InvalidArgument
 from . import _display
-from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert
+from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert, verified_property
 from ._problem import DEQProblem, ProblemFields
 from ._verified import Verified
 from ._verify import ball_dict, certification_fields
@@ -55,16 +54,8 @@ class QuadraticActivation:
         return {"a2": self.a2.text, "a1": self.a1.text, "a0": self.a0.text, "signs": self.signs}
 
 
-def _verified_property(key: str) -> property:
-    def get(self: SphereCoefficients) -> Verified:
-        return self.values[key]
-
-    get.__doc__ = f"``{key}`` with its verified digits (a :class:`Verified`)."
-    return property(get)
-
-
-@dataclasses.dataclass(frozen=True)
-class SphereCoefficients(AttributeHints, ProblemFields, VerifiedMapping):
+@dataclasses.dataclass(frozen=True, repr=False)
+class SphereCoefficients(AttributeHints, ProblemFields, _display.Displayed, VerifiedMapping):
     r"""HLD 2023's sphere-setting coefficients for one activation, each with its verified digits.
 
     ``problem`` holds φ, σ_a², σ_b² and the digits asked for (τ0 = 1: ‖x‖ = 1; φ uncentered);
@@ -90,20 +81,20 @@ class SphereCoefficients(AttributeHints, ProblemFields, VerifiedMapping):
     prec_bits: int = 0
     reason: str | None = None
 
-    g0 = _verified_property("g0")
-    g_at_1 = _verified_property("g_at_1")
-    g_prime_0 = _verified_property("g_prime_0")
-    g_second_0 = _verified_property("g_second_0")
-    alpha = _verified_property("alpha")
-    beta = _verified_property("beta")
-    mu = _verified_property("mu")
-    ntk_alpha = _verified_property("ntk_alpha")
-    ntk_beta = _verified_property("ntk_beta")
-    ntk_mu = _verified_property("ntk_mu")
-    k0 = _verified_property("k0")
-    k_at_1 = _verified_property("k_at_1")
-    k_prime_0 = _verified_property("k_prime_0")
-    k_second_0 = _verified_property("k_second_0")
+    g0 = verified_property("g0")
+    g_at_1 = verified_property("g_at_1")
+    g_prime_0 = verified_property("g_prime_0")
+    g_second_0 = verified_property("g_second_0")
+    alpha = verified_property("alpha")
+    beta = verified_property("beta")
+    mu = verified_property("mu")
+    ntk_alpha = verified_property("ntk_alpha")
+    ntk_beta = verified_property("ntk_beta")
+    ntk_mu = verified_property("ntk_mu")
+    k0 = verified_property("k0")
+    k_at_1 = verified_property("k_at_1")
+    k_prime_0 = verified_property("k_prime_0")
+    k_second_0 = verified_property("k_second_0")
 
     def __post_init__(self) -> None:
         missing = [k for k in (*SPHERE_KEYS, *NTK_EXTRA_KEYS) if k not in self.values]
@@ -165,21 +156,6 @@ class SphereCoefficients(AttributeHints, ProblemFields, VerifiedMapping):
             )
         )
         return out
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
-
-    def __repr__(self) -> str:
-        return _display.text(self)
-
-    def _repr_html_(self) -> str:
-        return _display.html(self)
-
-    def _repr_latex_(self) -> str:
-        return _display.latex(self)
-
-    def _repr_markdown_(self) -> str:
-        return _display.markdown(self)
 
 
 def no_quadratic_note(values: Mapping[str, Verified], which: str, d: int) -> str:
