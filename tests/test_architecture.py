@@ -45,6 +45,7 @@ SHARED = frozenset(
         "deqrmt._errors",  # the exception hierarchy
         "deqrmt._io",  # atomic file writing
         "deqrmt._json",  # the one JSON convention
+        "deqrmt._lazy",  # names a package loads on first use (PEP 562)
         "deqrmt._progress",  # progress bars (tqdm, lazily)
         "deqrmt._text",  # decimal rounding, escaping, terminal text
         "deqrmt._untrusted",  # bounded reading of untrusted text

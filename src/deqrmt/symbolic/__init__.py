@@ -7,9 +7,9 @@ import the implicit bias, the sphere setting or the families (``tests/test_cold_
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from .. import _lazy
 from ._activation import LIBRARY as LIBRARY
 from ._activation import Activation as Activation
 from ._activation import Piece as Piece
@@ -182,13 +182,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return _lazy.load(__name__, _LAZY, globals(), name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _lazy.names(globals(), __all__)

@@ -7,8 +7,9 @@ type checkers they are ordinary re-exports.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from .. import _lazy
 
 if TYPE_CHECKING:
     from ._anderson import FixedPoint as FixedPoint
@@ -128,17 +129,12 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+_MODULES = {name: f".{module}" for name, module in _EXPORTS.items()}
 
 
 def __getattr__(name: str) -> Any:
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
+    return _lazy.load(__name__, _MODULES, globals(), name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return _lazy.names(globals(), _EXPORTS)
