@@ -28,6 +28,7 @@ __all__ = [
     "add_force",
     "add_json",
     "add_mc",
+    "add_workers",
     "add_plot",
     "add_quiet",
     "add_seed",
@@ -326,6 +327,19 @@ def add_quiet(p: Options) -> None:
         "--quiet",
         action="store_true",
         help="no progress bar (default: a bar on stderr when it is a terminal)",
+    )
+
+
+def add_workers(p: Options) -> None:
+    """--workers N: the Dask commands' worker count (an embedded cluster's processes, or how
+    many workers of a running scheduler to wait for)."""
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="embedded cluster: worker processes (default: one per core); with --scheduler: "
+        "wait for N workers to join (default 1)",
     )
 
 

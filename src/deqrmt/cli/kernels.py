@@ -25,6 +25,7 @@ from ._common import (
     add_json,
     add_problem,
     add_trainable,
+    add_workers,
     names,
     positive_int,
     print_json,
@@ -96,14 +97,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="address of a running Dask scheduler whose workers share this file system "
         "(default: an embedded cluster)",
     )
-    p.add_argument(
-        "--workers",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="embedded cluster: worker processes (default: one per core); with --scheduler: "
-        "wait for N workers to join (default 1)",
-    )
+    add_workers(p)
     add_device(
         p, "where each tile runs on its worker: auto uses the worker's GPU when torch sees one"
     )

@@ -25,8 +25,8 @@ from ._common import (
     add_json,
     add_plot,
     add_quiet,
+    add_workers,
     bar_enabled,
-    positive_int,
     print_json,
 )
 
@@ -62,14 +62,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="address of a running Dask scheduler, tcp://HOST:PORT (default: start an embedded "
         "cluster, which needs no port and starts no HTTP server)",
     )
-    p.add_argument(
-        "--workers",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="embedded cluster: worker processes (default: one per core); with --scheduler: "
-        "wait for N workers to join (default 1)",
-    )
+    add_workers(p)
     add_device(
         p,
         "where exact/validate tasks run: cuda sends them only to workers with the Dask "
