@@ -352,12 +352,7 @@ class ResultStore:
         try:
             return self._db.execute(sql, tuple(params))
         except sqlite3.OperationalError as e:
-            if "locked" in str(e):
-                raise StoreError(
-                    f"store {self._name} is locked by another process; wait for it, or "
-                    f"{ANOTHER_STORE}."
-                ) from None
-            raise StoreError(f"store {self._name} cannot be used ({e}).") from None
+            raise _operational_error(self._name, e, "used") from None
         except sqlite3.DatabaseError as e:
             raise StoreError(f"store {self._name} is not a usable sweep store ({e}).") from None
 
@@ -371,6 +366,16 @@ class ResultStore:
         return _Transaction(self._db, self._name)
 
 
+def _operational_error(name: str, e: sqlite3.OperationalError, verb: str) -> StoreError:
+    """The one-line error for SQLite's OperationalError: another process holds the lock, or
+    the store cannot be ``verb`` (used, written) at all."""
+    if "locked" in str(e):
+        return StoreError(
+            f"store {name} is locked by another process; wait for it, or {ANOTHER_STORE}."
+        )
+    return StoreError(f"store {name} cannot be {verb} ({e}).")
+
+
 class _Transaction:
     """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception (Ctrl-C included)."""
 
@@ -382,12 +387,7 @@ class _Transaction:
         try:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e:
-            if "locked" in str(e):
-                raise StoreError(
-                    f"store {self._name} is locked by another process; wait for it, or "
-                    f"{ANOTHER_STORE}."
-                ) from None
-            raise StoreError(f"store {self._name} cannot be written ({e}).") from None
+            raise _operational_error(self._name, e, "written") from None
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
