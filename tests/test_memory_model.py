@@ -282,3 +282,14 @@ def test_the_sweep_and_the_api_share_the_estimate() -> None:
     for n, p, m in ((2048, 1638, 0), (512, 410, 2048)):
         assert _limits.task_bytes(n, p, m) == budget.run_bytes(n, p, m) + 256 * 2**20
     assert budget.run_bytes(2048, 1638, 0) == 8 * (12 * 2048**2 + 4 * 2048 * 1638)
+
+
+def test_gpu_memory_refusal_names_the_work_the_sizes_and_the_fixes() -> None:
+    """The GPU check: silent within the free bytes, else one line with both sizes in GiB."""
+    budget.check_gpu_memory(2**30, 2**30, "a 2 × 2 kernel needs", "use less")  # fits exactly
+    with pytest.raises(BudgetExceeded) as info:
+        budget.check_gpu_memory(3 * 2**30, 2**29, "a 2 × 2 kernel needs", "use less")
+    assert str(info.value) == (
+        "a 2 × 2 kernel needs about 3 GiB of GPU memory, more than is free (0.5 GiB); "
+        "use less, or use device='cpu'."
+    )

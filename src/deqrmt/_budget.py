@@ -28,7 +28,14 @@ import stat
 
 from ._errors import BudgetExceeded
 
-__all__ = ["available_memory", "check_memory", "format_bytes", "memory_limits", "run_bytes"]
+__all__ = [
+    "available_memory",
+    "check_gpu_memory",
+    "check_memory",
+    "format_bytes",
+    "memory_limits",
+    "run_bytes",
+]
 
 #: what is left for the run's own arrays: the rest is the interpreter, libraries, the OS
 _USABLE = 0.8
@@ -222,6 +229,17 @@ def _bound_by(available: int) -> str:
             "cgroup": "the cgroup's memory.max less its current use",
         }[names[0]]
     )
+
+
+def check_gpu_memory(estimate: float, free: float, what: str, fix: str) -> None:
+    """Raise :class:`BudgetExceeded` when ``estimate`` bytes exceed the ``free`` bytes of a GPU
+    (``torch.cuda.mem_get_info``: the caller asks torch, so this module never imports it).
+    ``what`` names the work with its verb (``"a 10 × 10 kernel needs"``)."""
+    if estimate > free:
+        raise BudgetExceeded(
+            f"{what} about {estimate / 2**30:.3g} GiB of GPU memory, more than is free "
+            f"({free / 2**30:.3g} GiB); {fix}, or use device='cpu'."
+        )
 
 
 def check_memory(estimate: float, what: str, fix: str) -> None:

@@ -410,7 +410,7 @@ def exact_kernels_memory(
 
 
 def _check_fits(n: int, p: int, dev: torch.device, workers: int, copies: bool) -> None:
-    from .._budget import check_memory
+    from .._budget import check_gpu_memory, check_memory
 
     need = exact_kernels_memory(n, p, workers=workers, copies_data=copies)
     fix = (
@@ -418,13 +418,7 @@ def _check_fits(n: int, p: int, dev: torch.device, workers: int, copies: bool) -
     )
     if dev.type == "cuda":
         free, _ = torch.cuda.mem_get_info(dev)
-        if need > free:
-            from .._errors import BudgetExceeded
-
-            raise BudgetExceeded(
-                f"exact kernels for n = {n}, p = {p} need about {need / 2**30:.3g} GiB of GPU "
-                f"memory, more than is free ({free / 2**30:.3g} GiB); {fix}, or use device='cpu'."
-            )
+        check_gpu_memory(need, free, f"exact kernels for n = {n}, p = {p} need", fix)
         need = 16 * n * n  # the host copies of G*, K*
     check_memory(need, f"exact kernels for n = {n}, p = {p} (16·n² bytes for G*, K*)", fix)
 

@@ -196,8 +196,7 @@ def _check_fits(
     n1: int, n2: int, p: int, dev: torch.device, workers: int, tile: int, copies: bool
 ) -> None:
     """Refuse, before anything is allocated, a kernel the memory available cannot hold."""
-    from .._budget import check_memory
-    from .._errors import BudgetExceeded
+    from .._budget import check_gpu_memory, check_memory
 
     need = kernels_memory(n1, n2, p, workers=workers, tile=tile, copies_data=copies)
     fix = (
@@ -207,11 +206,7 @@ def _check_fits(
     )
     if dev.type == "cuda":
         free, _ = torch.cuda.mem_get_info(dev)
-        if need > free:
-            raise BudgetExceeded(
-                f"a {n1} × {n2} kernel needs about {need / 2**30:.3g} GiB of GPU memory, more "
-                f"than is free ({free / 2**30:.3g} GiB); {fix}, or use device='cpu'."
-            )
+        check_gpu_memory(need, free, f"a {n1} × {n2} kernel needs", fix)
         need = 8 * n1 * n2  # the host copy
     check_memory(need, f"a {n1} × {n2} kernel (8·n1·n2 bytes, and its tables)", fix)
 
