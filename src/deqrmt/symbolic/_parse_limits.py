@@ -130,6 +130,12 @@ def _budget(what: str, value: object, limit: int, constant: str, remedy: str) ->
     )
 
 
+def _within(constant: str, value: float, what: str, remedy: str, shown: object = None) -> None:
+    """Refuse ``value`` above the limit ``constant`` (shown as ``shown`` when given)."""
+    if value > limit(constant):
+        raise _budget(what, value if shown is None else shown, limit(constant), constant, remedy)
+
+
 def _literal(node: ast.AST) -> float | None:
     """The value of a number literal, ``-literal`` or ``literal/literal``; None otherwise."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
@@ -318,73 +324,58 @@ def _check_budget(tree: ast.Expression) -> None:
             if isinstance(child, (ast.operator, ast.unaryop, ast.expr_context)):
                 continue
             stack.append((child, d if _flat(node, child) else d + 1))
-    if nodes > limit("MAX_NODES"):
-        raise _budget(
-            "the activation's size (syntax-tree nodes)",
-            nodes,
-            limit("MAX_NODES"),
-            "MAX_NODES",
-            "Shorten it: use a library activation (gelu, silu, …) or fewer terms.",
-        )
-    if depth > limit("MAX_DEPTH"):
-        raise _budget(
-            "the activation's nesting depth",
-            depth,
-            limit("MAX_DEPTH"),
-            "MAX_DEPTH",
-            "Flatten the expression (fewer nested calls and parentheses).",
-        )
+    _within(
+        "MAX_NODES",
+        nodes,
+        "the activation's size (syntax-tree nodes)",
+        "Shorten it: use a library activation (gelu, silu, …) or fewer terms.",
+    )
+    _within(
+        "MAX_DEPTH",
+        depth,
+        "the activation's nesting depth",
+        "Flatten the expression (fewer nested calls and parentheses).",
+    )
     c = _cost(tree)
-    if c.kinks > limit("MAX_KINKS"):
-        raise _budget(
-            "the number of kinks (abs/max/min/relu/heaviside/sign/piecewise switches, counted "
-            "as an upper bound)",
-            c.kinks,
-            limit("MAX_KINKS"),
-            "MAX_KINKS",
-            "Use fewer kinked terms.",
-        )
-    if c.degree > limit("MAX_POWER"):
-        raise _budget(
-            "the power of x (exponents of x multiply: (x**8)**9 is x**72)",
-            math.ceil(c.degree),
-            limit("MAX_POWER"),
-            "MAX_POWER",
-            f"Use exponents of x up to x**{limit('MAX_POWER')}.",
-        )
-    if c.calls > limit("MAX_TRANSCENDENTAL"):
-        raise _budget(
-            "the number of transcendental calls (exp, log, sqrt, tanh, erf, gelu, …, and "
-            "non-integer powers; a call nested k deep counts k, erf/erfc/gelu one more)",
-            c.calls,
-            limit("MAX_TRANSCENDENTAL"),
-            "MAX_TRANSCENDENTAL",
-            "Use fewer such calls.",
-        )
+    _within(
+        "MAX_KINKS",
+        c.kinks,
+        "the number of kinks (abs/max/min/relu/heaviside/sign/piecewise switches, counted "
+        "as an upper bound)",
+        "Use fewer kinked terms.",
+    )
+    _within(
+        "MAX_POWER",
+        c.degree,
+        "the power of x (exponents of x multiply: (x**8)**9 is x**72)",
+        f"Use exponents of x up to x**{limit('MAX_POWER')}.",
+        shown=math.ceil(c.degree),
+    )
+    _within(
+        "MAX_TRANSCENDENTAL",
+        c.calls,
+        "the number of transcendental calls (exp, log, sqrt, tanh, erf, gelu, …, and "
+        "non-integer powers; a call nested k deep counts k, erf/erfc/gelu one more)",
+        "Use fewer such calls.",
+    )
     freq = _max_frequency(tree)
-    if freq > limit("MAX_FREQUENCY"):
-        raise _budget(
-            "the frequency of sin/cos (the slope of its argument on |x| <= 10)",
-            f"{freq:.4g}",
-            limit("MAX_FREQUENCY"),
-            "MAX_FREQUENCY",
-            f"Use sin(c*x) with |c| <= {limit('MAX_FREQUENCY')}.",
-        )
-    work = (c.kinks + 1) * (c.calls + 1)
-    if work > limit("MAX_WORK"):
-        raise _budget(
-            f"the work estimate (kinks + 1)·(transcendental calls + 1) = ({c.kinks} + 1)·"
-            f"({c.calls} + 1)",
-            work,
-            limit("MAX_WORK"),
-            "MAX_WORK",
-            "Use fewer kinks or fewer transcendental calls.",
-        )
-    if c.depth > limit("MAX_TRANSCENDENTAL_DEPTH"):
-        raise _budget(
-            "the nesting of transcendental calls (tanh(tanh(x)) is 2)",
-            c.depth,
-            limit("MAX_TRANSCENDENTAL_DEPTH"),
-            "MAX_TRANSCENDENTAL_DEPTH",
-            "Nest fewer such calls.",
-        )
+    _within(
+        "MAX_FREQUENCY",
+        freq,
+        "the frequency of sin/cos (the slope of its argument on |x| <= 10)",
+        f"Use sin(c*x) with |c| <= {limit('MAX_FREQUENCY')}.",
+        shown=f"{freq:.4g}",
+    )
+    _within(
+        "MAX_WORK",
+        (c.kinks + 1) * (c.calls + 1),
+        f"the work estimate (kinks + 1)·(transcendental calls + 1) = ({c.kinks} + 1)·"
+        f"({c.calls} + 1)",
+        "Use fewer kinks or fewer transcendental calls.",
+    )
+    _within(
+        "MAX_TRANSCENDENTAL_DEPTH",
+        c.depth,
+        "the nesting of transcendental calls (tanh(tanh(x)) is 2)",
+        "Nest fewer such calls.",
+    )
