@@ -616,3 +616,19 @@ def test_hostile_values_are_refused_by_name(name: str) -> None:
         _refused(InvalidArgument, lambda: call(value))
 
     check()
+
+
+def test_choices_keeps_order_and_repeats_and_refuses_the_rest() -> None:
+    """A list of choices: order and repeats kept, at most 4 x the options, each named by index."""
+    from deqrmt import _arguments
+    from deqrmt._errors import InvalidArgument
+
+    options = ("a", "b")
+    assert _arguments.choices(("b", "a", "b"), "kinds", "kinds", options) == ["b", "a", "b"]
+    assert _arguments.choices(["a"] * 8, "kinds", "kinds", options) == ["a"] * 8
+    with pytest.raises(InvalidArgument, match=r"kinds\[1\]='c'"):
+        _arguments.choices(["a", "c"], "kinds", "kinds", options)
+    with pytest.raises(InvalidArgument):
+        _arguments.choices(["a"] * 9, "kinds", "kinds", options)
+    with pytest.raises(InvalidArgument):
+        _arguments.choices("ab", "kinds", "kinds", options)

@@ -48,6 +48,7 @@ __all__ = [
     "MAX_SEQUENCE",
     "boolean",
     "choice",
+    "choices",
     "format_bytes",
     "integer",
     "memory_budget",
@@ -452,6 +453,18 @@ def sequence(
                 f"{_type_name(v)}."
             )
     return [item(v, f"{name}[{i}]") for i, v in enumerate(items)] if item else items
+
+
+def choices(value: Any, name: str, what: str, options: Sequence[str]) -> list[str]:
+    """A list of ``options`` (strings, repeats allowed), at most four times as many items as
+    there are options: :func:`sequence` of :func:`choice`."""
+    return sequence(
+        value,
+        name,
+        what,
+        hi=len(options) * 4,
+        item=lambda v, item_name: choice(v, item_name, options),
+    )
 
 
 def _ndim(v: Any) -> int:

@@ -174,13 +174,7 @@ def activations(
       >>> act.expr.free_symbols
       {x}
     """
-    kinds = _arguments.sequence(
-        kinds,
-        "kinds",
-        "kinds of activation",
-        hi=len(_KINDS) * 4,
-        item=lambda v, name: _arguments.choice(v, name, _KINDS),
-    )
+    kinds = _arguments.choices(kinds, "kinds", "kinds of activation", _KINDS)
     cheap = _arguments.boolean(cheap, "cheap")
     max_terms = _arguments.integer(max_terms, "max_terms", 1, MAX_TERMS)
     families: dict[str, list[tuple[str, ...]]] = {
@@ -335,13 +329,7 @@ def consistency_items_for(
     activation: str | Activation, setting: Setting, *, checks: Sequence[str] = CONSISTENCY_CHECKS
 ) -> list[CheckItem]:
     """The consistency items of ``deqrmt check`` for this activation and setting."""
-    checks = _arguments.sequence(
-        checks,
-        "checks",
-        "consistency checks",
-        hi=len(CONSISTENCY_CHECKS) * 4,
-        item=lambda v, name: _arguments.choice(v, name, CONSISTENCY_CHECKS),
-    )
+    checks = _arguments.choices(checks, "checks", "consistency checks", CONSISTENCY_CHECKS)
     return consistency_items(_problem(activation, setting), checks)
 
 
