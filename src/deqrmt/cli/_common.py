@@ -29,6 +29,7 @@ __all__ = [
     "add_json",
     "add_mc",
     "add_workers",
+    "how_proven",
     "add_plot",
     "add_quiet",
     "add_seed",
@@ -341,6 +342,11 @@ def add_workers(p: Options) -> None:
         help="embedded cluster: worker processes (default: one per core); with --scheduler: "
         "wait for N workers to join (default 1)",
     )
+
+
+def how_proven(certified: bool) -> str:
+    """How a table's digits hold, for its title: Arb balls, or two evaluations that agree."""
+    return "proven (Arb balls)" if certified else "verified (two evaluations agree)"
 
 
 def bar_enabled(args: argparse.Namespace) -> bool | None:

@@ -17,6 +17,7 @@ from ._common import (
     check_plot_target,
     extra_imports,
     flag_names,
+    how_proven,
     print_json,
     print_notes,
     print_stderr,
@@ -130,7 +131,7 @@ def _print_sensitivities(sens: Any) -> None:
     from .._text import table
 
     p = sens.problem
-    how = "proven (Arb balls)" if sens.certified else "verified (two evaluations agree)"
+    how = how_proven(sens.certified)
     title = (
         f"∂/∂σ_a² and ∂/∂σ_b² at σ_a² = {p.sigma_a2}, σ_b² = {p.sigma_b2} (partial: σ_a², σ_b² "
         f"independent; along σ_b² = 1 − σ_a² take ∂/∂σ_a² − ∂/∂σ_b²); {how}"
@@ -163,7 +164,7 @@ def _print_table(res: Any) -> None:
     from ..numeric import DEQ_KEYS
 
     p = res.problem
-    how = "proven (Arb balls)" if res.certified else "verified (two evaluations agree)"
+    how = how_proven(res.certified)
     title = (
         f"DEQ {p.activation.name}: φ(x) = {p.activation.expr}, σ_a² = {p.sigma_a2}, "
         f"σ_b² = {p.sigma_b2}, τ0 = {p.tau0}; NTK over ({', '.join(p.trainable)}); "
