@@ -5,15 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import (
-    add_command,
-    add_dps,
-    add_json,
-    how_proven,
-    math_text,
-    print_json,
-    print_notes,
-)
+from . import _common
+from ._common import add_command, add_dps, add_json, math_text, print_json, print_notes
 
 __all__ = ["NAME", "register", "run"]
 
@@ -94,7 +87,7 @@ _SYMBOLS = {
 def _header(res: Any) -> str:
     """Which network the tables are for: the recursion, its depth, τ0, centering, digits."""
     depth = len(res.layers)
-    how = how_proven(res.certified)
+    how = _common.how_proven(res.certified)
     return (
         f"explicit network x^(l) = σ_l(W_l x^(l−1))/√m, l = 1..{depth} "
         f"({depth} layer{'s' if depth > 1 else ''}; ICML 2024, Theorem 3), τ0 = {res.tau0}; "
