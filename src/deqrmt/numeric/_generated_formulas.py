@@ -10,562 +10,224 @@ Read at run time by deqrmt.numeric._formula_table.formula_set.
 # ruff: noqa
 # mypy: ignore-errors
 
-
 def f_deq_a(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived DEQ coefficients, CK and NTK, trainable a (derive_deq)."
+    'Derived DEQ coefficients, CK and NTK, trainable a (derive_deq).'
     _t0 = ctx.sqrt(_a4)
     _t1 = _a0**2
-    _t2 = _t1 * _a2 - 1
-    _t3 = 1 / _t2
-    _t4 = -_t1 * _t3 * _a3
-    _t5 = _a2 * _a5 - 2
-    _t6 = _a1**2 * _a3**2
-    _t7 = -_t3 * _t6 / _t5**2
-    _t8 = -ctx.mpf(1) / ctx.mpf(2) * _t6 / _t2**3
-    return (
-        _t0,
-        _t4,
-        _t7,
-        _t8,
-        -2 * _a3 / _t5,
-        _t4,
-        _t7,
-        _t8,
-        _t0,
-    )
-
+    _t2 = _t1*_a2 - 1
+    _t3 = 1/_t2
+    _t4 = -_t1*_t3*_a3
+    _t5 = _a2*_a5 - 2
+    _t6 = _a1**2*_a3**2
+    _t7 = -_t3*_t6/_t5**2
+    _t8 = -ctx.mpf(1)/ctx.mpf(2)*_t6/_t2**3
+    return (_t0, _t4, _t7, _t8, -2*_a3/_t5, _t4, _t7, _t8, _t0,)
 
 def f_deq_a_ck(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived DEQ coefficients, CK only (no NTK), trainable a (derive_deq)."
+    'Derived DEQ coefficients, CK only (no NTK), trainable a (derive_deq).'
     _t0 = _a0**2
-    _t1 = _t0 * _a2 - 1
-    _t2 = 1 / _t1
-    _t3 = _a2 * _a5 - 2
-    _t4 = _a1**2 * _a3**2
-    return (
-        ctx.sqrt(_a4),
-        -_t0 * _t2 * _a3,
-        -_t2 * _t4 / _t3**2,
-        -ctx.mpf(1) / ctx.mpf(2) * _t4 / _t1**3,
-        -2 * _a3 / _t3,
-    )
-
+    _t1 = _t0*_a2 - 1
+    _t2 = 1/_t1
+    _t3 = _a2*_a5 - 2
+    _t4 = _a1**2*_a3**2
+    return (ctx.sqrt(_a4), -_t0*_t2*_a3, -_t2*_t4/_t3**2, -ctx.mpf(1)/ctx.mpf(2)*_t4/_t1**3, -2*_a3/_t3,)
 
 def f_deq_A(ctx, _a0, _a1, _a2, _a3, _a4, _a5, _a6):
-    "Derived DEQ coefficients, CK and NTK, trainable A (derive_deq)."
+    'Derived DEQ coefficients, CK and NTK, trainable A (derive_deq).'
     _t0 = ctx.sqrt(_a5)
     _t1 = _a1**2
-    _t2 = _t1 * _a3
+    _t2 = _t1*_a3
     _t3 = _t2 - 1
-    _t4 = 1 / _t3
-    _t5 = _a3 * _a6 - 2
-    _t6 = _a2**2 * _a4**2
-    _t7 = _t6 / _t5**2
-    _t8 = _t3 ** (-2)
-    return (
-        _t0,
-        -_t1 * _t4 * _a4,
-        -_t4 * _t7,
-        -ctx.mpf(1) / ctx.mpf(2) * _t6 / _t3**3,
-        -2 * _a4 / _t5,
-        _t8 * _a1**4 * _a3 * _a4,
-        _t2 * _t7 * _t8,
-        (ctx.mpf(3) / ctx.mpf(2)) * _t2 * _t6 / _t3**4,
-        _t0 * ctx.sqrt(_a0) * ctx.sqrt(_a3) * ctx.sqrt(-1 / (_a0 * _a3 - 1)),
-    )
-
+    _t4 = 1/_t3
+    _t5 = _a3*_a6 - 2
+    _t6 = _a2**2*_a4**2
+    _t7 = _t6/_t5**2
+    _t8 = _t3**(-2)
+    return (_t0, -_t1*_t4*_a4, -_t4*_t7, -ctx.mpf(1)/ctx.mpf(2)*_t6/_t3**3, -2*_a4/_t5, _t8*_a1**4*_a3*_a4, _t2*_t7*_t8, (ctx.mpf(3)/ctx.mpf(2))*_t2*_t6/_t3**4, _t0*ctx.sqrt(_a0)*ctx.sqrt(_a3)*ctx.sqrt(-1/(_a0*_a3 - 1)),)
 
 def f_deq_A_ck(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived DEQ coefficients, CK only (no NTK), trainable A (derive_deq)."
+    'Derived DEQ coefficients, CK only (no NTK), trainable A (derive_deq).'
     _t0 = _a0**2
-    _t1 = _t0 * _a2 - 1
-    _t2 = 1 / _t1
-    _t3 = _a2 * _a5 - 2
-    _t4 = _a1**2 * _a3**2
-    return (
-        ctx.sqrt(_a4),
-        -_t0 * _t2 * _a3,
-        -_t2 * _t4 / _t3**2,
-        -ctx.mpf(1) / ctx.mpf(2) * _t4 / _t1**3,
-        -2 * _a3 / _t3,
-    )
-
+    _t1 = _t0*_a2 - 1
+    _t2 = 1/_t1
+    _t3 = _a2*_a5 - 2
+    _t4 = _a1**2*_a3**2
+    return (ctx.sqrt(_a4), -_t0*_t2*_a3, -_t2*_t4/_t3**2, -ctx.mpf(1)/ctx.mpf(2)*_t4/_t1**3, -2*_a3/_t3,)
 
 def f_deq_B(ctx, _a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7):
-    "Derived DEQ coefficients, CK and NTK, trainable B (derive_deq)."
+    'Derived DEQ coefficients, CK and NTK, trainable B (derive_deq).'
     _t0 = _a1**2
-    _t1 = _t0 * _a3 - 1
-    _t2 = 1 / _t1
-    _t3 = -_t0 * _t2 * _a4
-    _t4 = _a3 * _a6 - 2
-    _t5 = _a2**2 * _a4**2
-    _t6 = _t5 / _t1**3
-    return (
-        ctx.sqrt(_a5),
-        _t3,
-        -_t2 * _t5 / _t4**2,
-        -ctx.mpf(1) / ctx.mpf(2) * _t6,
-        -2 * _a4 / _t4,
-        _t3,
-        0,
-        -_t6,
-        ctx.sqrt(_a0) * ctx.sqrt(_a4) * _a7 * ctx.sqrt(-1 / (_a0 * _a3 - 1)),
-    )
-
+    _t1 = _t0*_a3 - 1
+    _t2 = 1/_t1
+    _t3 = -_t0*_t2*_a4
+    _t4 = _a3*_a6 - 2
+    _t5 = _a2**2*_a4**2
+    _t6 = _t5/_t1**3
+    return (ctx.sqrt(_a5), _t3, -_t2*_t5/_t4**2, -ctx.mpf(1)/ctx.mpf(2)*_t6, -2*_a4/_t4, _t3, 0, -_t6, ctx.sqrt(_a0)*ctx.sqrt(_a4)*_a7*ctx.sqrt(-1/(_a0*_a3 - 1)),)
 
 def f_deq_B_ck(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived DEQ coefficients, CK only (no NTK), trainable B (derive_deq)."
+    'Derived DEQ coefficients, CK only (no NTK), trainable B (derive_deq).'
     _t0 = _a0**2
-    _t1 = _t0 * _a2 - 1
-    _t2 = 1 / _t1
-    _t3 = _a2 * _a5 - 2
-    _t4 = _a1**2 * _a3**2
-    return (
-        ctx.sqrt(_a4),
-        -_t0 * _t2 * _a3,
-        -_t2 * _t4 / _t3**2,
-        -ctx.mpf(1) / ctx.mpf(2) * _t4 / _t1**3,
-        -2 * _a3 / _t3,
-    )
-
+    _t1 = _t0*_a2 - 1
+    _t2 = 1/_t1
+    _t3 = _a2*_a5 - 2
+    _t4 = _a1**2*_a3**2
+    return (ctx.sqrt(_a4), -_t0*_t2*_a3, -_t2*_t4/_t3**2, -ctx.mpf(1)/ctx.mpf(2)*_t4/_t1**3, -2*_a3/_t3,)
 
 def f_deq_a_A(ctx, _a0, _a1, _a2, _a3, _a4, _a5, _a6):
-    "Derived DEQ coefficients, CK and NTK, trainable a, A (derive_deq)."
+    'Derived DEQ coefficients, CK and NTK, trainable a, A (derive_deq).'
     _t0 = ctx.sqrt(_a5)
     _t1 = _a1**2
-    _t2 = _t1 * _a3
+    _t2 = _t1*_a3
     _t3 = _t2 - 1
-    _t4 = 1 / _t3
-    _t5 = _t1 * _a4
-    _t6 = _a3 * _a6 - 2
-    _t7 = _a2**2 * _a4**2
-    _t8 = _t7 / _t6**2
-    _t9 = (ctx.mpf(1) / ctx.mpf(2)) * _t7
-    _t10 = _t3 ** (-2)
-    return (
-        _t0,
-        -_t4 * _t5,
-        -_t4 * _t8,
-        -_t9 / _t3**3,
-        -2 * _a4 / _t6,
-        _t10 * _t5,
-        _t10 * _t8,
-        _t9 * (2 * _t2 + 1) / _t3**4,
-        _t0 * ctx.sqrt(-1 / (_a0 * _a3 - 1)),
-    )
-
+    _t4 = 1/_t3
+    _t5 = _t1*_a4
+    _t6 = _a3*_a6 - 2
+    _t7 = _a2**2*_a4**2
+    _t8 = _t7/_t6**2
+    _t9 = (ctx.mpf(1)/ctx.mpf(2))*_t7
+    _t10 = _t3**(-2)
+    return (_t0, -_t4*_t5, -_t4*_t8, -_t9/_t3**3, -2*_a4/_t6, _t10*_t5, _t10*_t8, _t9*(2*_t2 + 1)/_t3**4, _t0*ctx.sqrt(-1/(_a0*_a3 - 1)),)
 
 def f_deq_a_A_ck(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived DEQ coefficients, CK only (no NTK), trainable a, A (derive_deq)."
+    'Derived DEQ coefficients, CK only (no NTK), trainable a, A (derive_deq).'
     _t0 = _a0**2
-    _t1 = _t0 * _a2 - 1
-    _t2 = 1 / _t1
-    _t3 = _a2 * _a5 - 2
-    _t4 = _a1**2 * _a3**2
-    return (
-        ctx.sqrt(_a4),
-        -_t0 * _t2 * _a3,
-        -_t2 * _t4 / _t3**2,
-        -ctx.mpf(1) / ctx.mpf(2) * _t4 / _t1**3,
-        -2 * _a3 / _t3,
-    )
-
+    _t1 = _t0*_a2 - 1
+    _t2 = 1/_t1
+    _t3 = _a2*_a5 - 2
+    _t4 = _a1**2*_a3**2
+    return (ctx.sqrt(_a4), -_t0*_t2*_a3, -_t2*_t4/_t3**2, -ctx.mpf(1)/ctx.mpf(2)*_t4/_t1**3, -2*_a3/_t3,)
 
 def f_deq_a_B(ctx, _a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7):
-    "Derived DEQ coefficients, CK and NTK, trainable a, B (derive_deq)."
+    'Derived DEQ coefficients, CK and NTK, trainable a, B (derive_deq).'
     _t0 = _a1**2
-    _t1 = _t0 * _a3 - 1
-    _t2 = 1 / _t1
-    _t3 = _t0 * _t2 * _a4
-    _t4 = _a3 * _a6 - 2
-    _t5 = _a2**2 * _a4**2
-    _t6 = -_t2 * _t5 / _t4**2
-    _t7 = _t5 / _t1**3
-    return (
-        ctx.sqrt(_a5),
-        -_t3,
-        _t6,
-        -ctx.mpf(1) / ctx.mpf(2) * _t7,
-        -2 * _a4 / _t4,
-        -2 * _t3,
-        _t6,
-        -ctx.mpf(3) / ctx.mpf(2) * _t7,
-        ctx.sqrt((_a0 * _a3 * _a5 - _a0 * _a4 * _a7**2 - _a5) / (_a0 * _a3 - 1)),
-    )
-
+    _t1 = _t0*_a3 - 1
+    _t2 = 1/_t1
+    _t3 = _t0*_t2*_a4
+    _t4 = _a3*_a6 - 2
+    _t5 = _a2**2*_a4**2
+    _t6 = -_t2*_t5/_t4**2
+    _t7 = _t5/_t1**3
+    return (ctx.sqrt(_a5), -_t3, _t6, -ctx.mpf(1)/ctx.mpf(2)*_t7, -2*_a4/_t4, -2*_t3, _t6, -ctx.mpf(3)/ctx.mpf(2)*_t7, ctx.sqrt((_a0*_a3*_a5 - _a0*_a4*_a7**2 - _a5)/(_a0*_a3 - 1)),)
 
 def f_deq_a_B_ck(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived DEQ coefficients, CK only (no NTK), trainable a, B (derive_deq)."
+    'Derived DEQ coefficients, CK only (no NTK), trainable a, B (derive_deq).'
     _t0 = _a0**2
-    _t1 = _t0 * _a2 - 1
-    _t2 = 1 / _t1
-    _t3 = _a2 * _a5 - 2
-    _t4 = _a1**2 * _a3**2
-    return (
-        ctx.sqrt(_a4),
-        -_t0 * _t2 * _a3,
-        -_t2 * _t4 / _t3**2,
-        -ctx.mpf(1) / ctx.mpf(2) * _t4 / _t1**3,
-        -2 * _a3 / _t3,
-    )
-
+    _t1 = _t0*_a2 - 1
+    _t2 = 1/_t1
+    _t3 = _a2*_a5 - 2
+    _t4 = _a1**2*_a3**2
+    return (ctx.sqrt(_a4), -_t0*_t2*_a3, -_t2*_t4/_t3**2, -ctx.mpf(1)/ctx.mpf(2)*_t4/_t1**3, -2*_a3/_t3,)
 
 def f_deq_A_B(ctx, _a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7):
-    "Derived DEQ coefficients, CK and NTK, trainable A, B (derive_deq)."
+    'Derived DEQ coefficients, CK and NTK, trainable A, B (derive_deq).'
     _t0 = _a1**2
-    _t1 = _t0 * _a3
+    _t1 = _t0*_a3
     _t2 = _t1 - 1
-    _t3 = 1 / _t2
-    _t4 = _t0 * _a4
-    _t5 = _a3 * _a6 - 2
-    _t6 = _a2**2 * _a4**2
-    _t7 = _t6 / _t5**2
-    _t8 = (ctx.mpf(1) / ctx.mpf(2)) * _t6
-    _t9 = _t2 ** (-2)
-    return (
-        ctx.sqrt(_a5),
-        -_t3 * _t4,
-        -_t3 * _t7,
-        -_t8 / _t2**3,
-        -2 * _a4 / _t5,
-        _t4 * _t9,
-        _t1 * _t7 * _t9,
-        _t8 * (_t1 + 2) / _t2**4,
-        ctx.sqrt(_a0) * ctx.sqrt(-1 / (_a0 * _a3 - 1)) * ctx.sqrt(_a3 * _a5 + _a4 * _a7**2),
-    )
-
+    _t3 = 1/_t2
+    _t4 = _t0*_a4
+    _t5 = _a3*_a6 - 2
+    _t6 = _a2**2*_a4**2
+    _t7 = _t6/_t5**2
+    _t8 = (ctx.mpf(1)/ctx.mpf(2))*_t6
+    _t9 = _t2**(-2)
+    return (ctx.sqrt(_a5), -_t3*_t4, -_t3*_t7, -_t8/_t2**3, -2*_a4/_t5, _t4*_t9, _t1*_t7*_t9, _t8*(_t1 + 2)/_t2**4, ctx.sqrt(_a0)*ctx.sqrt(-1/(_a0*_a3 - 1))*ctx.sqrt(_a3*_a5 + _a4*_a7**2),)
 
 def f_deq_A_B_ck(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived DEQ coefficients, CK only (no NTK), trainable A, B (derive_deq)."
+    'Derived DEQ coefficients, CK only (no NTK), trainable A, B (derive_deq).'
     _t0 = _a0**2
-    _t1 = _t0 * _a2 - 1
-    _t2 = 1 / _t1
-    _t3 = _a2 * _a5 - 2
-    _t4 = _a1**2 * _a3**2
-    return (
-        ctx.sqrt(_a4),
-        -_t0 * _t2 * _a3,
-        -_t2 * _t4 / _t3**2,
-        -ctx.mpf(1) / ctx.mpf(2) * _t4 / _t1**3,
-        -2 * _a3 / _t3,
-    )
-
+    _t1 = _t0*_a2 - 1
+    _t2 = 1/_t1
+    _t3 = _a2*_a5 - 2
+    _t4 = _a1**2*_a3**2
+    return (ctx.sqrt(_a4), -_t0*_t2*_a3, -_t2*_t4/_t3**2, -ctx.mpf(1)/ctx.mpf(2)*_t4/_t1**3, -2*_a3/_t3,)
 
 def f_deq_a_A_B(ctx, _a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7):
-    "Derived DEQ coefficients, CK and NTK, trainable a, A, B (derive_deq)."
+    'Derived DEQ coefficients, CK and NTK, trainable a, A, B (derive_deq).'
     _t0 = _a1**2
-    _t1 = _t0 * _a3
+    _t1 = _t0*_a3
     _t2 = _t1 - 1
-    _t3 = 1 / _t2
-    _t4 = _t0 * _a4
-    _t5 = _a3 * _a6 - 2
-    _t6 = _a2**2 * _a4**2
-    _t7 = _t6 / _t5**2
-    _t8 = _t2 ** (-2)
-    return (
-        ctx.sqrt(_a5),
-        -_t3 * _t4,
-        -_t3 * _t7,
-        -ctx.mpf(1) / ctx.mpf(2) * _t6 / _t2**3,
-        -2 * _a4 / _t5,
-        -_t4 * _t8 * (_t1 - 2),
-        _t7 * _t8,
-        (ctx.mpf(3) / ctx.mpf(2)) * _t6 / _t2**4,
-        ctx.sqrt(-1 / (_a0 * _a3 - 1)) * ctx.sqrt(_a0 * _a4 * _a7**2 + _a5),
-    )
-
+    _t3 = 1/_t2
+    _t4 = _t0*_a4
+    _t5 = _a3*_a6 - 2
+    _t6 = _a2**2*_a4**2
+    _t7 = _t6/_t5**2
+    _t8 = _t2**(-2)
+    return (ctx.sqrt(_a5), -_t3*_t4, -_t3*_t7, -ctx.mpf(1)/ctx.mpf(2)*_t6/_t2**3, -2*_a4/_t5, -_t4*_t8*(_t1 - 2), _t7*_t8, (ctx.mpf(3)/ctx.mpf(2))*_t6/_t2**4, ctx.sqrt(-1/(_a0*_a3 - 1))*ctx.sqrt(_a0*_a4*_a7**2 + _a5),)
 
 def f_deq_a_A_B_ck(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived DEQ coefficients, CK only (no NTK), trainable a, A, B (derive_deq)."
+    'Derived DEQ coefficients, CK only (no NTK), trainable a, A, B (derive_deq).'
     _t0 = _a0**2
-    _t1 = _t0 * _a2 - 1
-    _t2 = 1 / _t1
-    _t3 = _a2 * _a5 - 2
-    _t4 = _a1**2 * _a3**2
-    return (
-        ctx.sqrt(_a4),
-        -_t0 * _t2 * _a3,
-        -_t2 * _t4 / _t3**2,
-        -ctx.mpf(1) / ctx.mpf(2) * _t4 / _t1**3,
-        -2 * _a3 / _t3,
-    )
-
+    _t1 = _t0*_a2 - 1
+    _t2 = 1/_t1
+    _t3 = _a2*_a5 - 2
+    _t4 = _a1**2*_a3**2
+    return (ctx.sqrt(_a4), -_t0*_t2*_a3, -_t2*_t4/_t3**2, -ctx.mpf(1)/ctx.mpf(2)*_t4/_t1**3, -2*_a3/_t3,)
 
 def f_variance_map_F_centered(ctx, _a0, _a1, _a2, _a3, _a4):
-    "Derived by derive_fixed_point(center=True): variance_map_F."
-    return (-(_a0**2) * _a1 + _a1 * _a3 + _a2 * _a4**2,)
-
+    'Derived by derive_fixed_point(center=True): variance_map_F.'
+    return (-_a0**2*_a1 + _a1*_a3 + _a2*_a4**2,)
 
 def f_variance_map_dF_centered(ctx, _a0, _a1, _a2, _a3):
-    "Derived by derive_fixed_point(center=True): variance_map_dF."
-    return (-_a0 * _a1 * _a2 + (ctx.mpf(1) / ctx.mpf(2)) * _a2 * _a3,)
-
+    'Derived by derive_fixed_point(center=True): variance_map_dF.'
+    return (-_a0*_a1*_a2 + (ctx.mpf(1)/ctx.mpf(2))*_a2*_a3,)
 
 def f_variance_map_centered(ctx, _a0, _a1, _a2, _a3, _a4, _a5, _a6):
-    "Derived by derive_fixed_point(center=True): variance_map."
-    return (
-        -(_a0**2) * _a2 + _a2 * _a4 + _a3 * _a6**2,
-        -_a0 * _a1 * _a2 + (ctx.mpf(1) / ctx.mpf(2)) * _a2 * _a5,
-        _a0,
-    )
-
+    'Derived by derive_fixed_point(center=True): variance_map.'
+    return (-_a0**2*_a2 + _a2*_a4 + _a3*_a6**2, -_a0*_a1*_a2 + (ctx.mpf(1)/ctx.mpf(2))*_a2*_a5, _a0,)
 
 def f_centered_moments_centered(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived by derive_fixed_point(center=True): centered_moments."
-    return (
-        _a1,
-        0,
-        _a3,
-        -(_a1**2) + _a4,
-        -2 * _a1 * _a3 + _a5,
-        _a2,
-        _a0,
-    )
-
+    'Derived by derive_fixed_point(center=True): centered_moments.'
+    return (_a1, 0, _a3, -_a1**2 + _a4, -2*_a1*_a3 + _a5, _a2, _a0,)
 
 def f_variance_map_F_raw(ctx, _a0, _a1, _a2, _a3):
-    "Derived by derive_fixed_point(center=False): variance_map_F."
-    return (_a0 * _a2 + _a1 * _a3**2,)
-
+    'Derived by derive_fixed_point(center=False): variance_map_F.'
+    return (_a0*_a2 + _a1*_a3**2,)
 
 def f_variance_map_dF_raw(ctx, _a0, _a1):
-    "Derived by derive_fixed_point(center=False): variance_map_dF."
-    return ((ctx.mpf(1) / ctx.mpf(2)) * _a0 * _a1,)
-
+    'Derived by derive_fixed_point(center=False): variance_map_dF.'
+    return ((ctx.mpf(1)/ctx.mpf(2))*_a0*_a1,)
 
 def f_variance_map_raw(ctx, _a0, _a1, _a2, _a3, _a4):
-    "Derived by derive_fixed_point(center=False): variance_map."
-    return (
-        _a0 * _a2 + _a1 * _a4**2,
-        (ctx.mpf(1) / ctx.mpf(2)) * _a0 * _a3,
-        0,
-    )
-
+    'Derived by derive_fixed_point(center=False): variance_map.'
+    return (_a0*_a2 + _a1*_a4**2, (ctx.mpf(1)/ctx.mpf(2))*_a0*_a3, 0,)
 
 def f_centered_moments_raw(ctx, _a0, _a1, _a2, _a3, _a4, _a5):
-    "Derived by derive_fixed_point(center=False): centered_moments."
-    return (
-        0,
-        _a1,
-        _a3,
-        _a4,
-        _a5,
-        _a2,
-        _a0,
-    )
-
+    'Derived by derive_fixed_point(center=False): centered_moments.'
+    return (0, _a1, _a3, _a4, _a5, _a2, _a0,)
 
 def f_layer(ctx, _a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10, _a11, _a12):
-    "Derived explicit-layer recursion (derive_layer)."
+    'Derived explicit-layer recursion (derive_layer).'
     _t0 = _a9**2
-    _t1 = _t0 * _a0
+    _t1 = _t0*_a0
     _t2 = _a10**2
-    _t3 = _t0 * _a1 + (ctx.mpf(1) / ctx.mpf(4)) * _t2 * _a3**2
-    _t4 = _t0 * _a2 + (ctx.mpf(1) / ctx.mpf(2)) * _t2 * _a0**2
-    return (
-        ctx.sqrt(_a11),
-        _t1,
-        _t3,
-        _t4,
-        (ctx.mpf(1) / ctx.mpf(2)) * _a3 * _a12,
-        _t0 * _a4 + _t1,
-        _t0 * _a5 + _t3,
-        _t0 * _a6 + _t2 * _a0 * _a4 + _t4,
-        ctx.sqrt(_a7 * _a8**2 + _a11),
-    )
-
+    _t3 = _t0*_a1 + (ctx.mpf(1)/ctx.mpf(4))*_t2*_a3**2
+    _t4 = _t0*_a2 + (ctx.mpf(1)/ctx.mpf(2))*_t2*_a0**2
+    return (ctx.sqrt(_a11), _t1, _t3, _t4, (ctx.mpf(1)/ctx.mpf(2))*_a3*_a12, _t0*_a4 + _t1, _t0*_a5 + _t3, _t0*_a6 + _t2*_a0*_a4 + _t4, ctx.sqrt(_a7*_a8**2 + _a11),)
 
 #: key → (function, argument names, output names)
 FORMULAS = {
-    "deq_a": (
-        f_deq_a,
-        ("d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        (
-            "gamma_star",
-            "alpha_1",
-            "alpha_2",
-            "alpha_3",
-            "alpha_4",
-            "beta_1",
-            "beta_2",
-            "beta_3",
-            "kappa_star",
-        ),
-    ),
-    "deq_a_ck": (
-        f_deq_a_ck,
-        ("d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        ("gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4"),
-    ),
-    "deq_A": (
-        f_deq_A,
-        ("dsq", "d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        (
-            "gamma_star",
-            "alpha_1",
-            "alpha_2",
-            "alpha_3",
-            "alpha_4",
-            "beta_1",
-            "beta_2",
-            "beta_3",
-            "kappa_star",
-        ),
-    ),
-    "deq_A_ck": (
-        f_deq_A_ck,
-        ("d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        ("gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4"),
-    ),
-    "deq_B": (
-        f_deq_B,
-        ("dsq", "d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2", "tau_0"),
-        (
-            "gamma_star",
-            "alpha_1",
-            "alpha_2",
-            "alpha_3",
-            "alpha_4",
-            "beta_1",
-            "beta_2",
-            "beta_3",
-            "kappa_star",
-        ),
-    ),
-    "deq_B_ck": (
-        f_deq_B_ck,
-        ("d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        ("gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4"),
-    ),
-    "deq_a_A": (
-        f_deq_a_A,
-        ("dsq", "d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        (
-            "gamma_star",
-            "alpha_1",
-            "alpha_2",
-            "alpha_3",
-            "alpha_4",
-            "beta_1",
-            "beta_2",
-            "beta_3",
-            "kappa_star",
-        ),
-    ),
-    "deq_a_A_ck": (
-        f_deq_a_A_ck,
-        ("d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        ("gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4"),
-    ),
-    "deq_a_B": (
-        f_deq_a_B,
-        ("dsq", "d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2", "tau_0"),
-        (
-            "gamma_star",
-            "alpha_1",
-            "alpha_2",
-            "alpha_3",
-            "alpha_4",
-            "beta_1",
-            "beta_2",
-            "beta_3",
-            "kappa_star",
-        ),
-    ),
-    "deq_a_B_ck": (
-        f_deq_a_B_ck,
-        ("d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        ("gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4"),
-    ),
-    "deq_A_B": (
-        f_deq_A_B,
-        ("dsq", "d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2", "tau_0"),
-        (
-            "gamma_star",
-            "alpha_1",
-            "alpha_2",
-            "alpha_3",
-            "alpha_4",
-            "beta_1",
-            "beta_2",
-            "beta_3",
-            "kappa_star",
-        ),
-    ),
-    "deq_A_B_ck": (
-        f_deq_A_B_ck,
-        ("d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        ("gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4"),
-    ),
-    "deq_a_A_B": (
-        f_deq_a_A_B,
-        ("dsq", "d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2", "tau_0"),
-        (
-            "gamma_star",
-            "alpha_1",
-            "alpha_2",
-            "alpha_3",
-            "alpha_4",
-            "beta_1",
-            "beta_2",
-            "beta_3",
-            "kappa_star",
-        ),
-    ),
-    "deq_a_A_B_ck": (
-        f_deq_a_A_B_ck,
-        ("d1", "d2", "sigma_a2", "sigma_b2", "sq", "sq2"),
-        ("gamma_star", "alpha_1", "alpha_2", "alpha_3", "alpha_4"),
-    ),
-    "variance_map_F_centered": (
-        f_variance_map_F_centered,
-        ("phi", "sigma_a2", "sigma_b2", "sq", "tau_0"),
-        ("F",),
-    ),
-    "variance_map_dF_centered": (
-        f_variance_map_dF_centered,
-        ("phi", "d2", "sigma_a2", "sq2"),
-        ("dF",),
-    ),
-    "variance_map_centered": (
-        f_variance_map_centered,
-        ("phi", "d2", "sigma_a2", "sigma_b2", "sq", "sq2", "tau_0"),
-        ("F", "dF", "center"),
-    ),
-    "centered_moments_centered": (
-        f_centered_moments_centered,
-        ("dsq", "phi", "d1", "d2", "sq", "sq2"),
-        ("center", "phi", "d2", "sq", "sq2", "d1", "dsq"),
-    ),
-    "variance_map_F_raw": (f_variance_map_F_raw, ("sigma_a2", "sigma_b2", "sq", "tau_0"), ("F",)),
-    "variance_map_dF_raw": (f_variance_map_dF_raw, ("sigma_a2", "sq2"), ("dF",)),
-    "variance_map_raw": (
-        f_variance_map_raw,
-        ("sigma_a2", "sigma_b2", "sq", "sq2", "tau_0"),
-        ("F", "dF", "center"),
-    ),
-    "centered_moments_raw": (
-        f_centered_moments_raw,
-        ("dsq", "phi", "d1", "d2", "sq", "sq2"),
-        ("center", "phi", "d2", "sq", "sq2", "d1", "dsq"),
-    ),
-    "layer": (
-        f_layer,
-        (
-            "alpha_1_prev",
-            "alpha_2_prev",
-            "alpha_3_prev",
-            "alpha_4_prev",
-            "beta_1_prev",
-            "beta_2_prev",
-            "beta_3_prev",
-            "dsq",
-            "kappa_prev",
-            "d1",
-            "d2",
-            "sq",
-            "sq2",
-        ),
-        ("tau", "alpha_1", "alpha_2", "alpha_3", "alpha_4", "beta_1", "beta_2", "beta_3", "kappa"),
-    ),
+    'deq_a': (f_deq_a, ('d1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4', 'beta_1', 'beta_2', 'beta_3', 'kappa_star')),
+    'deq_a_ck': (f_deq_a_ck, ('d1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4')),
+    'deq_A': (f_deq_A, ('dsq', 'd1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4', 'beta_1', 'beta_2', 'beta_3', 'kappa_star')),
+    'deq_A_ck': (f_deq_A_ck, ('d1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4')),
+    'deq_B': (f_deq_B, ('dsq', 'd1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2', 'tau_0'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4', 'beta_1', 'beta_2', 'beta_3', 'kappa_star')),
+    'deq_B_ck': (f_deq_B_ck, ('d1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4')),
+    'deq_a_A': (f_deq_a_A, ('dsq', 'd1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4', 'beta_1', 'beta_2', 'beta_3', 'kappa_star')),
+    'deq_a_A_ck': (f_deq_a_A_ck, ('d1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4')),
+    'deq_a_B': (f_deq_a_B, ('dsq', 'd1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2', 'tau_0'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4', 'beta_1', 'beta_2', 'beta_3', 'kappa_star')),
+    'deq_a_B_ck': (f_deq_a_B_ck, ('d1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4')),
+    'deq_A_B': (f_deq_A_B, ('dsq', 'd1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2', 'tau_0'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4', 'beta_1', 'beta_2', 'beta_3', 'kappa_star')),
+    'deq_A_B_ck': (f_deq_A_B_ck, ('d1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4')),
+    'deq_a_A_B': (f_deq_a_A_B, ('dsq', 'd1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2', 'tau_0'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4', 'beta_1', 'beta_2', 'beta_3', 'kappa_star')),
+    'deq_a_A_B_ck': (f_deq_a_A_B_ck, ('d1', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2'), ('gamma_star', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4')),
+    'variance_map_F_centered': (f_variance_map_F_centered, ('phi', 'sigma_a2', 'sigma_b2', 'sq', 'tau_0'), ('F',)),
+    'variance_map_dF_centered': (f_variance_map_dF_centered, ('phi', 'd2', 'sigma_a2', 'sq2'), ('dF',)),
+    'variance_map_centered': (f_variance_map_centered, ('phi', 'd2', 'sigma_a2', 'sigma_b2', 'sq', 'sq2', 'tau_0'), ('F', 'dF', 'center')),
+    'centered_moments_centered': (f_centered_moments_centered, ('dsq', 'phi', 'd1', 'd2', 'sq', 'sq2'), ('center', 'phi', 'd2', 'sq', 'sq2', 'd1', 'dsq')),
+    'variance_map_F_raw': (f_variance_map_F_raw, ('sigma_a2', 'sigma_b2', 'sq', 'tau_0'), ('F',)),
+    'variance_map_dF_raw': (f_variance_map_dF_raw, ('sigma_a2', 'sq2'), ('dF',)),
+    'variance_map_raw': (f_variance_map_raw, ('sigma_a2', 'sigma_b2', 'sq', 'sq2', 'tau_0'), ('F', 'dF', 'center')),
+    'centered_moments_raw': (f_centered_moments_raw, ('dsq', 'phi', 'd1', 'd2', 'sq', 'sq2'), ('center', 'phi', 'd2', 'sq', 'sq2', 'd1', 'dsq')),
+    'layer': (f_layer, ('alpha_1_prev', 'alpha_2_prev', 'alpha_3_prev', 'alpha_4_prev', 'beta_1_prev', 'beta_2_prev', 'beta_3_prev', 'dsq', 'kappa_prev', 'd1', 'd2', 'sq', 'sq2'), ('tau', 'alpha_1', 'alpha_2', 'alpha_3', 'alpha_4', 'beta_1', 'beta_2', 'beta_3', 'kappa')),
 }
