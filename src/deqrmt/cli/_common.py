@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
-from .._errors import MissingExtra
+from .._errors import InvalidArgument, MissingExtra
 from .._text import print_stderr
 from .._untrusted import integer
 
@@ -411,6 +411,17 @@ def add_force(p: argparse.ArgumentParser) -> None:
 def names(text: str) -> tuple[str, ...]:
     """A comma-separated list: ``"a, A"`` → ``("a", "A")``."""
     return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def number_list(text: str, flag: str, example: str) -> list[str]:
+    """A comma-separated list of numbers as text (the library parses and checks each); an
+    empty item (``"1,,2"``, ``""``) is refused with the flag's name and ``example``."""
+    items = [v.strip() for v in text.split(",")]
+    if not all(items):
+        raise InvalidArgument(
+            f"{flag} {text!r}: expected numbers separated by commas, e.g. {example}."
+        )
+    return items
 
 
 def print_notes(

@@ -25,6 +25,7 @@ from ._common import (
     add_trainable,
     bar_enabled,
     names,
+    number_list,
     print_json,
     print_stderr,
     validate_extra,
@@ -110,9 +111,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def _times(text: str) -> list[float] | float:
     """``--t``: one number or a comma-separated list (``inf`` allowed); the library checks each."""
-    items = [v.strip() for v in text.split(",")]
-    if not all(items):
-        raise InvalidArgument(f"--t {text!r}: expected numbers separated by commas, e.g. 1,10,inf.")
+    items = number_list(text, "--t", "1,10,inf")
     out: list[Any] = [math.inf if v.lower() in ("inf", "+inf") else v for v in items]
     return out[0] if len(out) == 1 else out
 

@@ -24,6 +24,7 @@ from ._common import (
     add_quiet,
     add_seed,
     bar_enabled,
+    number_list,
     positive_int,
     print_json,
     print_stderr,
@@ -117,13 +118,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _numbers(text: str, flag: str) -> list[str]:
-    items = [v.strip() for v in text.split(",")]
-    if not all(items):
-        raise InvalidArgument(f"{flag} {text!r}: expected numbers separated by commas, e.g. 1,2.")
-    return items
-
-
 def run(args: argparse.Namespace) -> int:
     from .._io import check_output
 
@@ -135,8 +129,8 @@ def run(args: argparse.Namespace) -> int:
                 f"`deqrmt {NAME} --plot` needs matplotlib: pip install 'deqrmt[validate]'."
             )
         check_output(args.plot, force=args.force)
-    ratios = _numbers(args.ratios, "--ratios")
-    ridges = _numbers(args.ridge, "--ridge")
+    ratios = number_list(args.ratios, "--ratios", "1,2")
+    ridges = number_list(args.ridge, "--ridge", "1,2")
     with validate_extra(NAME):
         from .._progress import progress_bar
         from ..validate import risk
