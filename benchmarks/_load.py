@@ -7,6 +7,13 @@ the end of a comparison, the times are still printed but the ratio is replaced b
 ``ratio withheld: machine busy (load X on N cores)``, unless the user asks for it anyway
 (``--force-ratio``; the printed ratio is then marked "forced").
 
+The load at the end of a long comparison counts the benchmark's own work too (a 2-minute run on
+every core leaves a 1-minute load near the core count on an idle machine).  So when the end's
+load is high after at least :data:`OWN_WINDOW` seconds, the rule asks the CPU clock instead:
+the machine's busy CPU time (``/proc/stat``) minus this process's and its children's
+(``getrusage``) over the comparison's wall time is what *other* processes used; at most 0.5
+of a core and the ratio is printed, with a note that says so.
+
 Use from a benchmark script::
 
     from _load import Load, add_force_flag, ratio_text
@@ -23,8 +30,43 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import resource
+import time
 
-__all__ = ["Load", "add_force_flag", "busy", "load_line", "ratio_cell", "ratio_text", "withheld"]
+__all__ = [
+    "Load",
+    "add_force_flag",
+    "busy",
+    "judged_busy",
+    "load_line",
+    "others_cores",
+    "ratio_cell",
+    "ratio_text",
+    "withheld",
+]
+
+OWN_WINDOW = 20.0  # seconds: below it the end's 1-minute load is not this run's own doing
+
+
+def _cpu_stamp() -> tuple[float, float, float] | None:
+    """(monotonic wall s, the machine's busy CPU s, this process's and its reaped children's
+    CPU s), or None where /proc/stat is not there."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+        hz = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    machine = (sum(fields[:8]) - idle) / hz  # user … steal; guest is inside user already
+    own = sum(
+        r.ru_utime + r.ru_stime
+        for r in (
+            resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN),
+        )
+    )
+    return time.monotonic(), machine, own
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,11 +77,12 @@ class Load:
     five: float
     fifteen: float
     cores: int
+    stamp: tuple[float, float, float] | None = None  # see _cpu_stamp
 
     @classmethod
     def now(cls) -> Load:
         one, five, fifteen = os.getloadavg()
-        return cls(one, five, fifteen, os.cpu_count() or 1)
+        return cls(one, five, fifteen, os.cpu_count() or 1, _cpu_stamp())
 
     @property
     def busy(self) -> bool:
@@ -55,6 +98,41 @@ def busy(*loads: Load) -> Load | None:
     return next((ld for ld in loads if ld.busy), None)
 
 
+def others_cores(before: Load, after: Load) -> float | None:
+    """Cores other processes used on average between ``before`` and ``after`` (the machine's busy
+    CPU time less this process's and its children's), or None when not measured or the window is
+    shorter than :data:`OWN_WINDOW`."""
+    if before.stamp is None or after.stamp is None:
+        return None
+    wall = after.stamp[0] - before.stamp[0]
+    if wall < OWN_WINDOW:
+        return None
+    others = (after.stamp[1] - before.stamp[1]) - (after.stamp[2] - before.stamp[2])
+    return max(0.0, others / wall)
+
+
+def judged_busy(before: Load, after: Load) -> Load | None:
+    """:func:`busy` of a comparison, except that a high load at the end of a long one is not
+    held against it when other processes used at most half a core meanwhile (it was this run's)."""
+    hot = busy(before, after)
+    if hot is after and not before.busy:
+        others = others_cores(before, after)
+        if others is not None and others <= 0.5:
+            return None
+    return hot
+
+
+def _own_note(before: Load, after: Load) -> str:
+    """Why a ratio is printed under a high end load, or ''."""
+    if busy(before, after) is None or judged_busy(before, after) is not None:
+        return ""
+    others = others_cores(before, after) or 0.0
+    return (
+        f" (load {after.one:.2f} at the end was this run's own; other processes used "
+        f"{others:.2f} cores)"
+    )
+
+
 def load_line(when: str, load: Load | None = None) -> str:
     """``"load before: load 0.52 0.61 0.70 on 2 cores"``, for the start and end of a run."""
     return f"load {when}: {(load or Load.now()).text()}"
@@ -67,9 +145,9 @@ def ratio_text(
 
     The notice names the larger of the two 1-minute loads (the one that decided).
     """
-    hot = busy(before, after)
+    hot = judged_busy(before, after)
     if hot is None:
-        return fmt.format(ratio)
+        return fmt.format(ratio) + _own_note(before, after)
     if force:
         return (
             fmt.format(ratio) + f" (forced; machine busy: load {hot.one:.2f} on {hot.cores} cores)"
@@ -82,7 +160,7 @@ def withheld(before: Load, after: Load, *, force: bool = False) -> bool:
     """Whether :func:`ratio_text` withholds a ratio measured between ``before`` and ``after``
     (the machine busy at either end, and no ``--force-ratio``): what depends on the ratio (a
     target met or missed) is then not judged either."""
-    return not force and busy(before, after) is not None
+    return not force and judged_busy(before, after) is not None
 
 
 def ratio_cell(
@@ -102,8 +180,8 @@ def ratio_cell(
     """
     hold = withheld(before, after, force=force)
     cell = "-" if hold else fmt.format(ratio)
-    if busy(before, after) is None:
-        return cell.rjust(width), ""
+    if judged_busy(before, after) is None:
+        return cell.rjust(width), _own_note(before, after).strip()
     # with fmt "" ratio_text gives only what follows the number: the notice, or " (forced; …)"
     return cell.rjust(width), ratio_text(ratio, before, after, force=force, fmt="").strip()
 

@@ -26,6 +26,11 @@ peak RSS (data, torch and the interpreter included) in bytes and in N² doubles;
 per process (peak RSS only grows):
 
     /usr/bin/time -f '%e s %M KB' python benchmarks/exact_kernel.py --scale 8192
+
+``--api`` makes that call through the public ``deqrmt.kernels(..., kind="ntk")`` (argument
+checks and the memory model included), as a user runs it:
+
+    python benchmarks/exact_kernel.py --scale 16384 --no-matmul --api
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _load import Load, add_force_flag, load_line, ratio_cell, ratio_text  # noqa: E402
 
+import deqrmt  # noqa: E402
 from deqrmt.numeric import deq_coefficients  # noqa: E402
 from deqrmt.validate import exact_kernels, paper_mixture  # noqa: E402
 from deqrmt.validate._bivariate import GaussHermite2D  # noqa: E402
@@ -87,22 +93,38 @@ def _peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
-def scale(name: str, n: int, device: str, matmul: bool = True, force_ratio: bool = False) -> None:
-    """One exact_kernels call at n: the ratio to a full matmul, peak RSS, load (issue 24)."""
+def scale(
+    name: str, n: int, device: str, matmul: bool = True, force_ratio: bool = False,
+    api: bool = False,
+) -> None:  # fmt: skip
+    """One exact_kernels call at n: the ratio to a full matmul, peak RSS, load (issue 24).
+
+    ``api``: the public ``deqrmt.kernels(..., kind="ntk")`` instead (its checks and memory
+    model included; it returns K* alone), as a user calls it.
+    """
     p = round(0.8 * n)
     mix = paper_mixture(p)
     X = mix.sample(n, np.random.default_rng([0, n])).X
     res = deq_coefficients(name, "0.2", None, repr(mix.tau0(n)), dps=16)
     act = CenteredActivation.from_activation(res.activation, float(res.center))
+    if api:  # a user's data: rows are samples (the paper's X has them as columns)
+        X = np.ascontiguousarray(X.T)
     load0 = Load.now()
-    mm0 = _matmul_seconds(X) if matmul else float("nan")
-    ex, t_ex = _timed(exact_kernels, act, X, 0.2, 0.8, device=device)
+    mm0 = _matmul_seconds(X.T if api else X) if matmul else float("nan")
+    if api:
+        call = "deqrmt.kernels(kind='ntk')"
+        ex, t_ex = _timed(
+            deqrmt.kernels, act, X, sigma_a2=0.2, sigma_b2=0.8, kind="ntk", device=device
+        )
+    else:
+        call = "exact_kernels"
+        ex, t_ex = _timed(exact_kernels, act, X, 0.2, 0.8, device=device)
     peak = _peak_rss_bytes()
     del ex
-    mm1 = _matmul_seconds(X) if matmul else float("nan")
+    mm1 = _matmul_seconds(X.T if api else X) if matmul else float("nan")
     load1 = Load.now()
     mm = 0.5 * (mm0 + mm1)
-    print(f"exact_kernels({name}) n={n} p={p} device={device}: {t_ex:.2f} s")
+    print(f"{call} {name} n={n} p={p} device={device}: {t_ex:.2f} s")
     if matmul:
         print(
             f"  one full n×n×p float64 matmul on {cpu_cores()} cores: {mm0:.2f} s before, "
@@ -125,12 +147,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--no-matmul", action="store_true", help="--scale without the matmul baseline (large n)"
     )
+    ap.add_argument(
+        "--api", action="store_true", help="--scale through the public deqrmt.kernels (kind='ntk')"
+    )
     add_force_flag(ap)
     args = ap.parse_args(argv)
     if args.scale:
         scale(
             (args.act or "tanh").split(",")[0], args.scale, args.device, not args.no_matmul,
-            args.force_ratio,
+            args.force_ratio, args.api,
         )  # fmt: skip
         return
     args.act = args.act or "tanh,relu,gelu"

@@ -114,3 +114,50 @@ def test_deq_solve_without_torchdeq_says_how_to_install(
     out = capsys.readouterr().out
     assert "TorchDEQ not installed: pip install -e .[bench]" in out
     assert not any("tdeq" in line for line in out.splitlines())
+
+
+def _stamped(load_mod: dict[str, Any], one: float, wall: float, machine: float, own: float) -> Any:
+    return load_mod["Load"](one, 0.5, 0.25, 2, (wall, machine, own))
+
+
+def test_a_long_runs_own_load_does_not_withhold(load_mod: dict[str, Any]) -> None:
+    """A 60 s comparison that kept both cores busy itself (120 CPU s of its own, 121 of the
+    machine's) ends at load 1.9 on 2 cores: the others used 1/60 of a core, the ratio stands."""
+    before = _stamped(load_mod, 0.3, 1000.0, 5000.0, 10.0)
+    after = _stamped(load_mod, 1.9, 1060.0, 5121.0, 130.0)
+    assert load_mod["others_cores"](before, after) == pytest.approx(1 / 60)
+    text = load_mod["ratio_text"](0.7, before, after, fmt="{:.2f}")
+    assert text.startswith("0.70 (load 1.90 at the end was this run's own")
+    assert "0.02 cores" in text
+    cell, note = load_mod["ratio_cell"](0.7, before, after, fmt="{:.2f}", width=6)
+    assert cell == "  0.70" and note.startswith("(load 1.90")
+
+
+def test_others_at_the_end_still_withhold(load_mod: dict[str, Any]) -> None:
+    """The same end load, but other processes used 1.5 cores over the 60 s: withheld."""
+    before = _stamped(load_mod, 0.3, 1000.0, 5000.0, 10.0)
+    after = _stamped(load_mod, 1.9, 1060.0, 5210.0, 130.0)
+    assert load_mod["others_cores"](before, after) == pytest.approx(1.5)
+    assert load_mod["ratio_text"](0.7, before, after).startswith("ratio withheld")
+    assert load_mod["withheld"](before, after)
+
+
+def test_a_short_run_or_a_busy_start_keeps_the_load_rule(load_mod: dict[str, Any]) -> None:
+    """Under OWN_WINDOW seconds the end's load decides; a busy start always withholds."""
+    short_before = _stamped(load_mod, 0.3, 1000.0, 5000.0, 10.0)
+    short_after = _stamped(load_mod, 1.9, 1005.0, 5010.0, 20.0)
+    assert load_mod["others_cores"](short_before, short_after) is None
+    assert load_mod["ratio_text"](0.7, short_before, short_after).startswith("ratio withheld")
+    hot_before = _stamped(load_mod, 1.8, 1000.0, 5000.0, 10.0)
+    after = _stamped(load_mod, 1.9, 1060.0, 5121.0, 130.0)
+    assert load_mod["ratio_text"](0.7, hot_before, after).startswith("ratio withheld")
+
+
+def test_the_cpu_stamp_reads_this_machine(load_mod: dict[str, Any]) -> None:
+    """On Linux the stamp is (wall, machine CPU s, own CPU s), each non-decreasing."""
+    a = load_mod["_cpu_stamp"]()
+    if a is None:
+        pytest.skip("no /proc/stat")
+    sum(i * i for i in range(200_000))  # some CPU of our own
+    b = load_mod["_cpu_stamp"]()
+    assert all(y >= x for x, y in zip(a, b, strict=True)) and b[2] > a[2]

@@ -148,7 +148,7 @@ def compute_tile(
 
     Only into the store whose id is ``sid``: a task left running by an interrupted run must
     not write into a store that ``force`` has since replaced (it returns ``skipped``)."""
-    from ..validate import kernels
+    from ..validate import core_share, kernels
 
     t0 = time.perf_counter()
     zarr = require_zarr()
@@ -157,14 +157,17 @@ def compute_tile(
     on_diagonal = spec.symmetric and i == j
     B = None if on_diagonal else read_rows(spec.x2 or spec.x1, c0, c1)
     values = []
+    # one core per task: the worker runs one task per thread slot, the other slots and workers
+    # hold the other cores (see validate.core_share)
     for kind in spec.kinds:
         # the engine's own inner tiles (not the store's): a stored tile is deqrmt.kernels of
         # its rows, bit for bit, whatever the store's tile side
-        k = kernels(
-            spec.activation, A, B, sigma_a2=spec.sigma_a2, sigma_b2=spec.sigma_b2, kind=kind,
-            center=spec.center, trainable=spec.trainable, device=device, method=spec.method,
-            tol=spec.tol,
-        )  # fmt: skip
+        with core_share(1):
+            k = kernels(
+                spec.activation, A, B, sigma_a2=spec.sigma_a2, sigma_b2=spec.sigma_b2,
+                kind=kind, center=spec.center, trainable=spec.trainable, device=device,
+                method=spec.method, tol=spec.tol,
+            )  # fmt: skip
         values.append((kind, k))
     group = zarr.open_group(path, mode="r+")  # now: the store as it is at the end of the work
     if store_id(group) != sid:

@@ -92,6 +92,7 @@ _EXPORTS = {
     "DeqSolution": "_deq",
     "DeqWeights": "_deq",
     "solve_deq": "_deq",
+    "core_share": "_threads",
     "ExactKernels": "_exact",
     "exact_kernels": "_exact",
     "ntk_limit": "_exact",

@@ -16,12 +16,17 @@ when another process holds a core: the pool's threads wait on each other), and L
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 from collections.abc import Iterator
 
 import torch
 
-__all__ = ["blas_threads", "cpu_cores", "tile_workers", "torch_threads"]
+__all__ = ["blas_threads", "cpu_cores", "core_share", "tile_workers", "torch_threads"]
+
+# The cores a block may use when the process shares the machine by design (a Dask worker's
+# task holds one of its worker's thread slots; other workers' tasks run on the other cores).
+_SHARE: contextvars.ContextVar[int | None] = contextvars.ContextVar("deqrmt_cores", default=None)
 
 
 @contextlib.contextmanager
@@ -38,12 +43,28 @@ def torch_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(old)
 
 
-def cpu_cores() -> int:
-    """The cores this process may run on (its affinity mask, which a container or taskset sets)."""
+@contextlib.contextmanager
+def core_share(n: int) -> Iterator[None]:
+    """Let the block (this thread) use at most ``n`` cores: what one task of a Dask worker may
+    take, since the scheduler runs one task per thread slot and other tasks on the other cores.
+    Without it each task's tiles and torch pool used every core, and two workers on two cores
+    ran 4+ busy threads: the stored kernel took 5–7× the in-memory time per pair."""
+    token = _SHARE.set(max(1, int(n)))
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        yield
+    finally:
+        _SHARE.reset(token)
+
+
+def cpu_cores() -> int:
+    """The cores this process may run on (its affinity mask, which a container or taskset sets),
+    at most the :func:`core_share` of the block that asks."""
+    try:
+        cores = max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+        cores = max(1, os.cpu_count() or 1)
+    share = _SHARE.get()
+    return cores if share is None else min(cores, share)
 
 
 def blas_threads(device: torch.device) -> int:
