@@ -28,10 +28,13 @@ The scripts are run as ``python benchmarks/x.py`` (their folder is on ``sys.path
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import resource
+import threading
 import time
+from collections.abc import Iterator
 
 __all__ = [
     "Load",
@@ -42,15 +45,85 @@ __all__ = [
     "others_cores",
     "ratio_cell",
     "ratio_text",
+    "track_descendants",
     "withheld",
 ]
 
 OWN_WINDOW = 20.0  # seconds: below it the end's 1-minute load is not this run's own doing
 
 
+class _Descendants:
+    """The CPU seconds of every process descended from this one, sampled every half second by a
+    daemon thread (:func:`track_descendants`): worker processes that a pool or cluster starts and
+    kills are not reaped into ``RUSAGE_CHILDREN`` of ours, so without it their work would count
+    as other processes' load."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[int, int], float] = {}  # (pid, start time) → utime + stime, s
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="load-descendants", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.5):
+            self.sample()
+
+    def sample(self) -> float:
+        hz = os.sysconf("SC_CLK_TCK")
+        parent: dict[int, int] = {}
+        cpu: dict[int, tuple[int, float]] = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
+                    rest = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # gone meanwhile
+            pid = int(name)
+            parent[pid] = int(rest[1])
+            cpu[pid] = (int(rest[19]), (int(rest[11]) + int(rest[12])) / hz)
+        mine, frontier = set(), [os.getpid()]
+        children: dict[int, list[int]] = {}
+        for pid, ppid in parent.items():
+            children.setdefault(ppid, []).append(pid)
+        while frontier:
+            for child in children.get(frontier.pop(), ()):
+                if child not in mine:
+                    mine.add(child)
+                    frontier.append(child)
+        with self.lock:
+            for pid in mine:
+                start, seconds = cpu[pid]
+                self.seen[(pid, start)] = max(seconds, self.seen.get((pid, start), 0.0))
+            return sum(self.seen.values())
+
+
+_TREE: list[_Descendants] = []
+
+
+@contextlib.contextmanager
+def track_descendants() -> Iterator[None]:
+    """Within the block, count the CPU of this process's descendants (sampled) as this run's own:
+    for benchmarks that start worker processes (Dask clusters, pools).  Linux only; else the
+    block runs without it.  The sampling thread stops at the block's end."""
+    if _TREE or not os.path.isdir("/proc/self"):
+        yield
+        return
+    _TREE.append(_Descendants())
+    try:
+        yield
+    finally:
+        tree = _TREE.pop()
+        tree.stop.set()
+        tree.thread.join()
+
+
 def _cpu_stamp() -> tuple[float, float, float] | None:
-    """(monotonic wall s, the machine's busy CPU s, this process's and its reaped children's
-    CPU s), or None where /proc/stat is not there."""
+    """(monotonic wall s, the machine's busy CPU s, this run's CPU s: this process's and its
+    reaped children's, or its sampled descendants' where :func:`track_descendants` is on and
+    they are more), or None where /proc/stat is not there."""
     try:
         with open("/proc/stat", encoding="ascii") as f:
             fields = [int(v) for v in f.readline().split()[1:]]
@@ -59,14 +132,14 @@ def _cpu_stamp() -> tuple[float, float, float] | None:
         return None
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
     machine = (sum(fields[:8]) - idle) / hz  # user … steal; guest is inside user already
-    own = sum(
-        r.ru_utime + r.ru_stime
-        for r in (
-            resource.getrusage(resource.RUSAGE_SELF),
-            resource.getrusage(resource.RUSAGE_CHILDREN),
-        )
-    )
-    return time.monotonic(), machine, own
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children = reaped.ru_utime + reaped.ru_stime
+    if _TREE:
+        # the larger of two undercounts: the sampled tree misses the last half second of a
+        # process, the reaped count misses what was never reaped by us
+        children = max(children, _TREE[0].sample())
+    return time.monotonic(), machine, me.ru_utime + me.ru_stime + children
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,16 +23,18 @@ busy machine unless ``--force-ratio`` (``_load.py``).  The store goes to a tempo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _load import Load, add_force_flag, load_line, ratio_text  # noqa: E402
+from _load import Load, add_force_flag, load_line, ratio_text, track_descendants  # noqa: E402
 
 import deqrmt  # noqa: E402
 from deqrmt.sweep import write_kernels  # noqa: E402
@@ -59,7 +61,8 @@ def main(argv: list[str] | None = None) -> None:
     X = np.random.default_rng(0).standard_normal((n, args.p)) / np.sqrt(args.p)
     deqrmt.kernels(args.act, X[:64], device="cpu")  # warm-up: imports, code paths
     work = tempfile.mkdtemp(prefix="deqrmt-kernels-bench-", dir=args.dir)
-    try:
+    # the cluster's worker processes are this run's own load, not other processes'
+    with track_descendants(), _removed(work):
         np.save(os.path.join(work, "X.npy"), X)
         before = Load.now()
         print(load_line("before", before))
@@ -85,8 +88,14 @@ def main(argv: list[str] | None = None) -> None:
             run.seconds / scaled, before, after, force=args.force_ratio
         ))  # fmt: skip
         print(load_line("after", after))
+
+
+@contextlib.contextmanager
+def _removed(path: str) -> Iterator[None]:
+    try:
+        yield
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 if __name__ == "__main__":

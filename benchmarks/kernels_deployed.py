@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _load import Load, add_force_flag, load_line, ratio_text  # noqa: E402
+from _load import Load, add_force_flag, load_line, ratio_text, track_descendants  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 sys.path.insert(0, SRC)  # the checkout, as its subprocesses use it
@@ -139,6 +139,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--memory-limit", default="2GB")
     add_force_flag(ap)
     args = ap.parse_args(argv)
+    with track_descendants():  # the dask processes started here are this run's own load
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     work = tempfile.mkdtemp(prefix="deqrmt-deployed-")
     procs: list[subprocess.Popen[bytes]] = []
     try:

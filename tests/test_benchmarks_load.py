@@ -161,3 +161,34 @@ def test_the_cpu_stamp_reads_this_machine(load_mod: dict[str, Any]) -> None:
     sum(i * i for i in range(200_000))  # some CPU of our own
     b = load_mod["_cpu_stamp"]()
     assert all(y >= x for x, y in zip(a, b, strict=True)) and b[2] > a[2]
+
+
+def test_descendants_cpu_counts_as_this_runs_own(load_mod: dict[str, Any]) -> None:
+    """A child process that burns CPU and is never reaped into RUSAGE_CHILDREN before the stamp
+    (it is still running) counts as this run's own while tracking is on."""
+    import subprocess
+    import sys
+    import time
+
+    if load_mod["_cpu_stamp"]() is None:
+        pytest.skip("no /proc/stat")
+    with load_mod["track_descendants"]():
+        a = load_mod["_cpu_stamp"]()
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import time\nt=time.process_time()\nwhile time.process_time()-t < 1.5: pass\ntime.sleep(60)",
+            ]
+        )
+        try:
+            deadline = time.monotonic() + 60
+            b = load_mod["_cpu_stamp"]()
+            while b[2] - a[2] < 1.0 and time.monotonic() < deadline:
+                time.sleep(0.2)
+                b = load_mod["_cpu_stamp"]()
+        finally:
+            child.kill()
+            child.wait()
+    assert b[2] - a[2] >= 1.0  # the child's burnt second(s), sampled while it lives
+    assert not load_mod["_TREE"]  # the sampling thread stopped with the block
