@@ -134,7 +134,7 @@ def _step_sizes(text: str | None) -> tuple[float, ...] | None:
 
 
 def _text(d: Any) -> str:
-    from ._common import set_text
+    from ._math_text import set_text
 
     inits = ", ".join(f"{t}(0) = {v}" for t, v in zip(d.parameters, d.init, strict=True))
     lines = [

@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from . import _common
-from ._common import add_command, add_dps, add_json, math_text, print_json, print_notes
+from ._common import add_command, add_dps, add_json, print_json, print_notes
+from ._math_text import math_text
 
 __all__ = ["NAME", "register", "run"]
 

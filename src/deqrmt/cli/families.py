@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_command, add_json, math_text, print_json
+from ._common import add_command, add_json, print_json
+from ._math_text import math_text
 
 __all__ = ["NAME", "register", "run"]
 
