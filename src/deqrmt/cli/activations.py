@@ -7,9 +7,11 @@ from typing import Any
 
 from ._common import add_command, add_json, print_json
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "activations"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("activations",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

@@ -30,9 +30,14 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "bias"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "bias '1/(1-w)'",
+    "bias 'u**2-v**2' --init 1,0.5",
+)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

@@ -22,9 +22,11 @@ from ._common import (
     print_json,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "check"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("check tanh",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

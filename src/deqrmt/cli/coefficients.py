@@ -24,9 +24,14 @@ from ._common import (
     require_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "coefficients"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "coefficients tanh --sigma-a2 0.2",
+    "coefficients relu --dps 15 --json",
+)
 
 #: what ``--plot`` imports (from the [validate] extra)
 PLOT_EXTRA = ("matplotlib",)

@@ -21,9 +21,14 @@ from ._common import (
     require_extra,
 )
 
-__all__ = ["NAME", "MAX_ACTIVATIONS", "PLOT_NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "MAX_ACTIVATIONS", "PLOT_NAME", "register", "run"]
 
 NAME = "compare"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "compare relu tanh silu",
+    "compare tanh erf --sigma-a2 0.3 --dps 15 --json",
+)
 
 #: at most this many activations in one comparison (a table wider than this is not read)
 MAX_ACTIVATIONS = 8

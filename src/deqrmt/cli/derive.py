@@ -8,9 +8,14 @@ from typing import Any
 from ._common import add_command, add_trainable
 from ._common import names as _names
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "derive"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "derive deq-ck",
+    "derive deq-ntk --latex",
+)
 
 #: = ``deqrmt.symbolic._latex.TARGETS`` (repeated so that building the parser imports no SymPy).
 TARGETS = ("deq-ck", "deq-ntk", "explicit-ck", "explicit-ntk", "sphere")

@@ -19,9 +19,11 @@ from ._common import (
     print_stderr,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "design"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("design --deq tanh --family hard_tanh --dps 20",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

@@ -20,9 +20,13 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "experiment"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "experiment --deq tanh --dataset gmm,digits --m 256 --seeds 2 --n-train 400 --n-test 200",
+)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

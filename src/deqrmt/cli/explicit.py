@@ -9,9 +9,11 @@ from . import _common
 from ._common import add_command, add_dps, add_json, print_json, print_notes
 from ._math_text import math_text
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "explicit"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("explicit relu tanh --dps 20",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

@@ -8,9 +8,11 @@ from typing import Any
 from ._common import add_command, add_json, print_json
 from ._math_text import math_text
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "families"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("families",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

@@ -31,9 +31,11 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "risk"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("risk tanh --n 64 --ratios 0.5,1,2 --ridge 1e-3",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

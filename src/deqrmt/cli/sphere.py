@@ -10,9 +10,11 @@ from typing import Any
 
 from ._common import add_command, add_dps, add_json, add_problem, print_json, print_notes
 
-__all__ = ["NAME", "configure_sphere_parser", "register", "run", "run_sphere"]
+__all__ = ["EXAMPLES", "NAME", "configure_sphere_parser", "register", "run", "run_sphere"]
 
 NAME = "sphere"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("sphere 'sqrt(2)*max(x, 0)' --sigma-a2 0.2 --dps 20",)
 
 _SYMBOLS = {
     "g0": "g(0)",

@@ -30,9 +30,19 @@ from ._common import (
     print_json,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "sweep"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "cat > grid.toml <<EOF",
+    'kind = ["coefficients"]',
+    'activations = ["tanh", "relu"]',
+    'sigma_a2 = ["0.1", "0.2"]',
+    "dps = 15",
+    "EOF",
+    "sweep grid.toml --workers 1",
+)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

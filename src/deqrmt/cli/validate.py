@@ -26,9 +26,11 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["NAME", "configure_parser", "register", "run", "run_validate"]
+__all__ = ["EXAMPLES", "NAME", "configure_parser", "register", "run", "run_validate"]
 
 NAME = "validate"
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("validate relu --n 256,512 --no-mc",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
