@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(args, res.to_dict())
         return 0
-    d = res.to_dict()
+    d: dict[str, Any] = res.to_dict()  # the table shows what --json prints
     print(
         f"{args.kernel.upper()} matching: {d['setting']['deq']} DEQ ← {res.layers}-layer "
         f"{res.family.name} ENN"

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import _arguments
 from .._errors import InvalidArgument, NoConvergence
+from .._json import JSONObject
 from ._context import Num
 from ._mapping import AttributeHints
 from ._resolvent import MixtureGram, marchenko_pastur_density, marchenko_pastur_edges
@@ -128,7 +128,7 @@ class SpectralLaw(AttributeHints):
         pts = [v for iv in self.support for v in iv] + [a for a, _ in self.atoms]
         return (min(pts), max(pts)) if pts else (math.nan, math.nan)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The law as JSON-ready lists (the ``ck`` / ``ntk`` object of ``deqrmt spectrum``)."""
         return {
             "density": {"x": [float(v) for v in self.x], "y": [float(v) for v in self.density]},
@@ -232,7 +232,7 @@ def _law(
     low: LowRank,
     setting: str,
     *,
-    closed_form: Any = None,
+    closed_form: Callable[[Real], Real] | None = None,
     intervals: list[tuple[float, float]] | None = None,
     points: int = GRID_POINTS,
 ) -> SpectralLaw:
