@@ -33,11 +33,6 @@ from ._common import (
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "bias"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = (
-    "bias '1/(1-w)'",
-    "bias 'u**2-v**2' --init 1,0.5",
-)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -332,3 +327,10 @@ def run(args: argparse.Namespace) -> int:
     for path in written:
         print_stderr(f"wrote {path}")
     return 0 if check is None or check.passed else 1
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "bias '1/(1-w)'",
+    "bias 'u**2-v**2' --init 1,0.5",
+)

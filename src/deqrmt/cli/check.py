@@ -25,8 +25,6 @@ from ._common import (
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "check"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = ("check tanh",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -81,3 +79,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("\n".join(report.lines()))
     return 0 if report.passed else 1
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("check tanh",)

@@ -10,8 +10,6 @@ from ._common import add_activation, add_command, add_output, add_trainable, pri
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "codegen"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = ("codegen relu -o -",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -43,3 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if path != "-":
         print_stderr(f"wrote {path}")
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("codegen relu -o -",)

@@ -11,11 +11,6 @@ from ._common import names as _names
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "derive"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = (
-    "derive deq-ck",
-    "derive deq-ntk --latex",
-)
 
 #: = ``deqrmt.symbolic._latex.TARGETS`` (repeated so that building the parser imports no SymPy).
 TARGETS = ("deq-ck", "deq-ntk", "explicit-ck", "explicit-ntk", "sphere")
@@ -57,3 +52,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(latex_block(eqs) if args.latex else text_block(eqs), end="")
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "derive deq-ck",
+    "derive deq-ntk --latex",
+)

@@ -22,8 +22,6 @@ from ._common import (
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "design"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = ("design --deq tanh --family hard_tanh --dps 20",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -189,3 +187,7 @@ class _Starts:
         self.bar.note(f"{phase[0]}, {getattr(line, 'found', 0)} solution(s)")
         # before start k: k − 1 done in this phase; the total is what is known so far
         self.bar.set(self.offset + start - 1, max(self.bar.total, self.offset + starts))
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("design --deq tanh --family hard_tanh --dps 20",)

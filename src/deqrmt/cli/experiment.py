@@ -23,10 +23,6 @@ from ._common import (
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "experiment"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = (
-    "experiment --deq tanh --dataset gmm,digits --m 256 --seeds 2 --n-train 400 --n-test 200",
-)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -142,3 +138,9 @@ def settings_text(s: dict[str, Any]) -> str:
             f"{d['classes']} classes, τ0 = {d['tau0']:.6g}, ENN depth {d['enn_layers']}"
         )
     return "\n".join(lines)
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "experiment --deq tanh --dataset gmm,digits --m 256 --seeds 2 --n-train 400 --n-test 200",
+)

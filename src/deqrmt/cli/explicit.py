@@ -12,8 +12,6 @@ from ._math_text import math_text
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "explicit"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = ("explicit relu tanh --dps 20",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -97,3 +95,7 @@ def _header(res: Any) -> str:
         + ("each σ_l centered at its input scale τ̃_(l−1)" if res.centered else "σ_l as given")
         + f"; NTK over every layer's weights; {res.dps} digits requested, {how}"
     )
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("explicit relu tanh --dps 20",)

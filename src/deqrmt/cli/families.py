@@ -11,8 +11,6 @@ from ._math_text import math_text
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "families"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = ("families",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -45,3 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {e.note}")
     print("any expression in x with parameters, e.g. 'a*tanh(b*x)', is a family too.")
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("families",)

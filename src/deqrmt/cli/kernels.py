@@ -35,19 +35,6 @@ from ._common import (
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "kernels"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-#: a small table copied into the store; one worker, tiles of 4 (3 tasks)
-EXAMPLES: tuple[str, ...] = (
-    "cat > X.csv <<EOF",
-    "0.5,-0.2,0.1",
-    "0.3,0.8,-0.4",
-    "-0.6,0.1,0.7",
-    "0.2,0.2,0.9",
-    "-0.1,-0.9,0.3",
-    "0.7,-0.5,-0.2",
-    "EOF",
-    "kernels relu --data X.csv --out K.zarr --kind both --tile 4 --workers 1",
-)
 
 #: The most bytes of a text table (``--data X.csv``): larger data belongs in a .npy file.
 MAX_TEXT_BYTES = 64 * 1024**2
@@ -188,3 +175,18 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+#: a small table copied into the store; one worker, tiles of 4 (3 tasks)
+EXAMPLES: tuple[str, ...] = (
+    "cat > X.csv <<EOF",
+    "0.5,-0.2,0.1",
+    "0.3,0.8,-0.4",
+    "-0.6,0.1,0.7",
+    "0.2,0.2,0.9",
+    "-0.1,-0.9,0.3",
+    "0.7,-0.5,-0.2",
+    "EOF",
+    "kernels relu --data X.csv --out K.zarr --kind both --tile 4 --workers 1",
+)

@@ -10,8 +10,6 @@ from ._common import add_activation, add_command, add_dps, add_output, add_probl
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "latex"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = ("latex relu -o -",)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -65,3 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if path != "-":
         print_stderr(f"wrote {path}")
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("latex relu -o -",)

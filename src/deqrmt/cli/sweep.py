@@ -33,16 +33,6 @@ from ._common import (
 __all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "sweep"
-#: Real invocations shown on its page of the CLI reference (run when the docs build).
-EXAMPLES: tuple[str, ...] = (
-    "cat > grid.toml <<EOF",
-    'kind = ["coefficients"]',
-    'activations = ["tanh", "relu"]',
-    'sigma_a2 = ["0.1", "0.2"]',
-    "dps = 15",
-    "EOF",
-    "sweep grid.toml --workers 1",
-)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -178,3 +168,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130
     return 0 if result.ok else 1
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "cat > grid.toml <<EOF",
+    'kind = ["coefficients"]',
+    'activations = ["tanh", "relu"]',
+    'sigma_a2 = ["0.1", "0.2"]',
+    "dps = 15",
+    "EOF",
+    "sweep grid.toml --workers 1",
+)
