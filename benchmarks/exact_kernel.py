@@ -51,7 +51,7 @@ import deqrmt  # noqa: E402
 from deqrmt.numeric import deq_coefficients  # noqa: E402
 from deqrmt.validate import exact_kernels, paper_mixture  # noqa: E402
 from deqrmt.validate._bivariate import GaussHermite2D  # noqa: E402
-from deqrmt.validate._exact import _solve_diagonal  # noqa: E402
+from deqrmt.validate._diagonal import _solve_diagonal  # noqa: E402
 from deqrmt.validate._pointwise import CenteredActivation  # noqa: E402
 from deqrmt.validate._threads import cpu_cores, torch_threads  # noqa: E402
 

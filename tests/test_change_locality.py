@@ -2,7 +2,8 @@
 
 Each test makes the one change in-process (monkeypatched, undone after the test) and checks
 that the rest of the package follows: the parser prices and builds the activation, the command
-line parses, runs and lists the command.  The references are independent of the code under
+line parses, runs and lists the command, and the CLI reference (generated from the parser, the
+page the README points to) has its page with the example its module declares.  The references are independent of the code under
 test: the activation's values against SymPy's own tanh, its parse price against the limit it
 must exceed when written out, the command's output against the text the test's module prints.
 """
@@ -10,8 +11,10 @@ must exceed when written out, the command's output against the text the test's m
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,6 +44,7 @@ def test_a_new_activation_is_one_library_entry(monkeypatch: pytest.MonkeyPatch) 
 def _throwaway_command() -> types.ModuleType:
     module = types.ModuleType("deqrmt.cli.throwaway_echo")
     module.NAME = "throwaway-echo"  # type: ignore[attr-defined]
+    module.EXAMPLES = ("throwaway-echo hello",)  # type: ignore[attr-defined]
 
     def register(subparsers: Any) -> argparse.ArgumentParser:
         from deqrmt.cli._common import add_command
@@ -72,3 +76,26 @@ def test_a_new_command_is_one_module_and_its_registration(
     assert capsys.readouterr().out == "echo: hello\n"
     assert "throwaway-echo" in cli.build_parser().format_help()
     assert cli.main(["throwaway-echo"]) == 2  # a missing argument is bad input, as anywhere
+
+
+def test_a_new_command_gets_its_page_in_the_cli_reference(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The generated CLI reference (docs/_ext/deqrmt_docs.py) lists the registered command and
+    gives it a page with its options, its ``--help`` and the example its module declares: no
+    docs file, README line or module-map line to add."""
+    for name in ("sphinx", "myst_parser"):
+        pytest.importorskip(name)
+    ext_path = Path(__file__).resolve().parents[1] / "docs" / "_ext" / "deqrmt_docs.py"
+    spec = importlib.util.spec_from_file_location("deqrmt_docs_locality", ext_path)
+    assert spec is not None and spec.loader is not None
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    monkeypatch.setitem(sys.modules, "deqrmt.cli.throwaway_echo", _throwaway_command())
+    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, "throwaway-echo"))
+    ext.generate_cli(tmp_path)
+    index = (tmp_path / "cli" / "index.md").read_text(encoding="utf-8")
+    assert "| [`throwaway-echo`](throwaway-echo.md) | print its argument back" in index
+    page = (tmp_path / "cli" / "throwaway-echo.md").read_text(encoding="utf-8")
+    assert "usage: deqrmt throwaway-echo [-h] word" in page
+    assert "```{deqrmt-run}\nthrowaway-echo hello\n```" in page

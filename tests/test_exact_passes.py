@@ -17,6 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import deqrmt.validate._diagonal as diagonal  # noqa: E402
 import deqrmt.validate._exact as exact  # noqa: E402
 from deqrmt.symbolic import library_activation, parse_activation  # noqa: E402
 from deqrmt.validate import _heap, _moments  # noqa: E402
@@ -58,7 +59,7 @@ def test_the_engine_evaluates_phi_twice_over_the_samples(monkeypatch: pytest.Mon
     one_pass = n * nodes
     # the Chebyshev start solves a few samples; then the check (and at most one Newton step
     # before it) is all of φ over the n samples, and φ' once (before: φ 3–4 times)
-    start = 40 * exact._DIAGONAL_NODES * nodes
+    start = 40 * diagonal._DIAGONAL_NODES * nodes
     assert one_pass <= counts["phi"] <= 2 * one_pass + start
     assert counts["dphi"] == one_pass
     assert isinstance(engine.biv, Mehler)
@@ -68,7 +69,7 @@ def test_the_engine_evaluates_phi_twice_over_the_samples(monkeypatch: pytest.Mon
 def test_tables_from_the_reused_pass_equal_fresh_ones(name: str) -> None:
     act = _act(name)
     sq = torch.as_tensor(np.random.default_rng(3).uniform(0.5, 2.0, size=50))
-    q, values = exact._diagonal_fixed_point(act, sq, SA2, SB2, 1e-14)
+    q, values = diagonal._diagonal_fixed_point(act, sq, SA2, SB2, 1e-14)
     fresh_q = q.clone()  # another tensor: nothing is reused for it
     for reused, fresh in zip(
         _moments.diagonal_moments(act, q, values=values),

@@ -17,6 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import deqrmt.validate._diagonal as diagonal  # noqa: E402
 import deqrmt.validate._exact as exact  # noqa: E402
 from deqrmt.symbolic import library_activation, parse_activation  # noqa: E402
 from deqrmt.validate._bivariate import Mehler, _horner, _horner_parity  # noqa: E402
@@ -79,9 +80,9 @@ def test_interpolated_start_reaches_the_same_fixed_point(
 ) -> None:
     act = _act(name)
     s = torch.as_tensor(np.random.default_rng(5).uniform(0.7, 1.4, size=200))
-    q = exact._solve_diagonal(act, s, SA2, SB2, 1e-14)
-    monkeypatch.setattr(exact, "_DIAGONAL_NODES", 10**6)  # never interpolate: the plain start
-    q_plain = exact._solve_diagonal(act, s, SA2, SB2, 1e-14)
+    q = diagonal._solve_diagonal(act, s, SA2, SB2, 1e-14)
+    monkeypatch.setattr(diagonal, "_DIAGONAL_NODES", 10**6)  # never interpolate: the plain start
+    q_plain = diagonal._solve_diagonal(act, s, SA2, SB2, 1e-14)
     np.testing.assert_allclose(q.numpy(), q_plain.numpy(), rtol=5e-14)
     # and it is the fixed point q = σ_a² E[φ(√q ξ)²] + σ_b² s, by mpmath's quadrature of φ
     # written here (centre 0)
@@ -106,14 +107,14 @@ def test_interpolated_start_reaches_the_same_fixed_point(
 
 def test_one_norm_is_solved_once(monkeypatch: pytest.MonkeyPatch) -> None:
     sizes: list[int] = []
-    real = exact.diagonal_moments
+    real = diagonal.diagonal_moments
 
     def counted(act, q, **kw):  # type: ignore[no-untyped-def]
         sizes.append(int(q.shape[0]))
         return real(act, q, **kw)
 
-    monkeypatch.setattr(exact, "diagonal_moments", counted)
-    q = exact._solve_diagonal(
+    monkeypatch.setattr(diagonal, "diagonal_moments", counted)
+    q = diagonal._solve_diagonal(
         _act("tanh"), torch.full((500,), 1.3, dtype=torch.float64), SA2, SB2, 1e-14
     )
     assert bool((q == q[0]).all())

@@ -23,7 +23,8 @@ from deqrmt import BudgetExceeded  # noqa: E402
 from deqrmt.symbolic import library_activation  # noqa: E402
 from deqrmt.validate import paper_mixture  # noqa: E402
 from deqrmt.validate._bivariate import bivariate  # noqa: E402
-from deqrmt.validate._exact import diagonal_kernel, exact_kernels, ntk_limit  # noqa: E402
+from deqrmt.validate._diagonal import diagonal_kernel  # noqa: E402
+from deqrmt.validate._exact import exact_kernels, ntk_limit  # noqa: E402
 from deqrmt.validate._pointwise import CenteredActivation  # noqa: E402
 
 SA2, SB2 = 0.2, 0.8

@@ -4,9 +4,9 @@
   (the module's ``__all__``), each an ``autodoc`` entry, so the reference is the docstrings.  A
   public function or class without a docstring is a build warning (an error under ``-W``).
 * **CLI reference** — one page per command that ``deqrmt --help`` lists, generated from
-  ``deqrmt.cli.build_parser()``: the options table and the exact ``--help`` text, and a real
-  invocation (:data:`CLI_EXAMPLES`) run in-process through ``deqrmt.cli.main`` at build time.
-  A command without an example is a build warning.
+  ``deqrmt.cli.build_parser()``: the options table and the exact ``--help`` text, and the real
+  invocations its module declares (``EXAMPLES``, :func:`cli_examples`) run in-process through
+  ``deqrmt.cli.main`` at build time.  A command without an example is a build warning.
 * ``deqrmt-run`` — a directive that runs ``deqrmt`` commands and shows their real output (and
   fails the build when the exit code is not the expected one).
 * ``deqrmt-python`` — a directive that runs a Python snippet and shows it with its real output
@@ -54,91 +54,6 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "deqrmt.cli",
 )
 
-#: One or more real invocations per command, run at build time for its page.  ``CMD > FILE``
-#: writes the standard output to FILE in the page's working directory (for a later step);
-#: ``cat > FILE <<EOF`` … ``EOF`` creates FILE first (shown on the page).  Sizes are small: the
-#: whole CLI reference builds in about a minute on 2 cores.
-CLI_EXAMPLES: dict[str, list[str]] = {
-    "coefficients": ["coefficients tanh --sigma-a2 0.2", "coefficients relu --dps 15 --json"],
-    "compare": ["compare relu tanh silu", "compare tanh erf --sigma-a2 0.3 --dps 15 --json"],
-    "explicit": ["explicit relu tanh --dps 20"],
-    "sphere": ["sphere 'sqrt(2)*max(x, 0)' --sigma-a2 0.2 --dps 20"],
-    "derive": ["derive deq-ck", "derive deq-ntk --latex"],
-    "latex": ["latex relu -o -"],
-    "codegen": ["codegen relu -o -"],
-    "design": ["design --deq tanh --family hard_tanh --dps 20"],
-    "enn-check": [
-        "design --deq tanh --family hard_tanh --json > design.json",
-        "enn-check --enn design.json --n 256,512 --m 512",
-    ],
-    "experiment": [
-        "experiment --deq tanh --dataset gmm,digits --m 256 --seeds 2 --n-train 400 --n-test 200"
-    ],
-    "validate": ["validate relu --n 256,512 --no-mc"],
-    "check": ["check tanh"],
-    "sweep": [
-        "cat > grid.toml <<EOF",
-        'kind = ["coefficients"]',
-        'activations = ["tanh", "relu"]',
-        'sigma_a2 = ["0.1", "0.2"]',
-        "dps = 15",
-        "EOF",
-        "sweep grid.toml --workers 1",
-    ],
-    # a small table copied into the store; one worker, tiles of 4 (3 tasks)
-    "kernels": [
-        "cat > X.csv <<EOF",
-        "0.5,-0.2,0.1",
-        "0.3,0.8,-0.4",
-        "-0.6,0.1,0.7",
-        "0.2,0.2,0.9",
-        "-0.1,-0.9,0.3",
-        "0.7,-0.5,-0.2",
-        "EOF",
-        "kernels relu --data X.csv --out K.zarr --kind both --tile 4 --workers 1",
-    ],
-    "bias": ["bias '1/(1-w)'", "bias 'u**2-v**2' --init 1,0.5"],
-    "activations": ["activations"],
-    "families": ["families"],
-    # four training points and two test points in 3 dimensions, as text files of numbers
-    "risk": ["risk tanh --n 64 --ratios 0.5,1,2 --ridge 1e-3"],
-    "predict": [
-        "cat > X.csv <<EOF",
-        "0.6,0.1,-0.3",
-        "-0.2,0.5,0.4",
-        "0.3,-0.6,0.2",
-        "-0.5,-0.2,-0.4",
-        "EOF",
-        "cat > y.csv <<EOF",
-        "1",
-        "-1",
-        "1",
-        "-1",
-        "EOF",
-        "cat > Xte.csv <<EOF",
-        "0.5,0.2,-0.1",
-        "-0.4,0.3,0.5",
-        "EOF",
-        "predict tanh --train X.csv --labels y.csv --test Xte.csv --t 1,inf --variance",
-    ],
-    # HLD 2023's sphere, checked on samples; a mixture described in TOML (its class alignments)
-    "spectrum": [
-        "spectrum 'sqrt(2)*relu' --data sphere --n 200 --d 240 --sigma-a2 0.2 --mc",
-        "cat > mixture.toml <<EOF",
-        "p = 200",
-        "[[class]]",
-        "weight = 0.5",
-        "mean = [4.0]",
-        "variance = 1.0",
-        "[[class]]",
-        "weight = 0.5",
-        "mean = [4.0]",
-        "mean_offset = 1",
-        "variance = 1.5",
-        "EOF",
-        "spectrum tanh --mixture mixture.toml --n 256",
-    ],
-}
 
 #: Width of the generated ``--help`` text (argparse reads $COLUMNS).
 HELP_COLUMNS = 88
@@ -300,6 +215,18 @@ def cli_commands() -> dict[str, Any]:
     raise RuntimeError("deqrmt's parser has no subcommands")
 
 
+def cli_examples() -> dict[str, tuple[str, ...]]:
+    """Command name → its real invocations, as its module declares them (``EXAMPLES`` beside
+    ``NAME``): ``CMD > FILE`` writes the standard output to FILE in the page's working directory
+    (for a later step); ``cat > FILE <<EOF`` … ``EOF`` creates FILE first (shown on the page).
+    Sizes are small: the whole CLI reference builds in about a minute on 2 cores."""
+    out = {}
+    for name in cli_commands():
+        module = importlib.import_module(f"deqrmt.cli.{name.replace('-', '_')}")
+        out[name] = tuple(getattr(module, "EXAMPLES", ()))
+    return out
+
+
 def _command_summaries() -> dict[str, str]:
     import argparse
 
@@ -395,6 +322,7 @@ def generate_cli(srcdir: Path) -> None:
     written: list[Path] = []
     commands = cli_commands()
     summaries = _command_summaries()
+    examples_of = cli_examples()
     from deqrmt.cli import EXIT_CODES, build_parser
 
     index = [
@@ -422,11 +350,10 @@ def generate_cli(srcdir: Path) -> None:
     written.append(outdir / "index.md")
     _write_if_changed(outdir / "index.md", "\n".join(index))
     for name, sub in commands.items():
-        examples = CLI_EXAMPLES.get(name)
+        examples = examples_of[name]
         if not examples:
             LOG.warning(
-                "deqrmt docs: command %r has no example: add one to CLI_EXAMPLES in "
-                "docs/_ext/deqrmt_docs.py",
+                "deqrmt docs: command %r has no example: add EXAMPLES to its module, beside NAME",
                 name,
             )
         page = [

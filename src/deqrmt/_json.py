@@ -10,11 +10,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeAlias
 
-__all__ = ["SCHEMA", "document", "dumps", "float_copy", "is_exact_number"]
+__all__ = [
+    "SCHEMA", "JSONObject", "JSONValue", "document", "dumps", "float_copy", "is_exact_number",
+]  # fmt: skip
+
+#: A JSON value as a record's ``to_dict()`` builds it: text (exact numbers as decimal strings),
+#: a number, a boolean, None, a list or an object of JSON values.  Read-only containers
+#: (``Sequence``, ``Mapping``) so that a ``list[str]`` or a ``dict[str, float]`` is one.
+JSONValue: TypeAlias = (
+    "str | int | float | bool | None | Sequence[JSONValue] | Mapping[str, JSONValue]"
+)
+#: A JSON object under construction: the result of every record's ``to_dict()``.
+JSONObject: TypeAlias = "dict[str, JSONValue]"
 
 SCHEMA = "deqrmt/1"
 _EXACT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?\d+/\d+$")

@@ -1,8 +1,9 @@
 """The ``deqrmt`` command line: one module per command, registered in :data:`COMMANDS`.
 
-A command module defines ``NAME``, ``register(subparsers)`` (adds its parser, with a
-description and help for every option) and ``run(args) -> int``; it imports SymPy, mpmath or
-torch only inside ``run``, so ``deqrmt --help`` and ``deqrmt coefficients`` never import torch.
+A command module defines ``NAME``, ``EXAMPLES`` (real invocations, run for its page of the
+CLI reference), ``register(subparsers)`` (adds its parser, with a description and help for
+every option) and ``run(args) -> int``; it imports SymPy, mpmath or torch only inside ``run``,
+so ``deqrmt --help`` and ``deqrmt coefficients`` never import torch.
 
 ``deqrmt`` with no arguments prints the help (the commands, the exit codes) on standard output
 and exits 0, as pip, cargo and docker do: it is a request for help, not a mistake.

@@ -7,7 +7,7 @@ from typing import Any
 
 from ._common import add_command, add_json, print_json
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "activations"
 
@@ -36,3 +36,7 @@ def run(args: argparse.Namespace) -> int:
         for k, e in sorted(LIBRARY.items()):
             print(f"{k:<12} {e.text}")
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("activations",)

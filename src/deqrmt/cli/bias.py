@@ -30,7 +30,7 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "bias"
 
@@ -134,7 +134,7 @@ def _step_sizes(text: str | None) -> tuple[float, ...] | None:
 
 
 def _text(d: Any) -> str:
-    from ._common import set_text
+    from ._math_text import set_text
 
     inits = ", ".join(f"{t}(0) = {v}" for t, v in zip(d.parameters, d.init, strict=True))
     lines = [
@@ -327,3 +327,10 @@ def run(args: argparse.Namespace) -> int:
     for path in written:
         print_stderr(f"wrote {path}")
     return 0 if check is None or check.passed else 1
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "bias '1/(1-w)'",
+    "bias 'u**2-v**2' --init 1,0.5",
+)

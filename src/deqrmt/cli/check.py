@@ -22,7 +22,7 @@ from ._common import (
     print_json,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "check"
 
@@ -79,3 +79,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("\n".join(report.lines()))
     return 0 if report.passed else 1
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("check tanh",)

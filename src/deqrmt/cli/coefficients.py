@@ -24,7 +24,7 @@ from ._common import (
     require_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "coefficients"
 
@@ -252,3 +252,10 @@ def _short(res: Any, key: str, digits: int) -> str:
     if v.digits <= digits or v.value == 0:
         return v.text
     return mpmath.nstr(v.value, digits, strip_zeros=False)
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "coefficients tanh --sigma-a2 0.2",
+    "coefficients relu --dps 15 --json",
+)

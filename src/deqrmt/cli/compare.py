@@ -21,7 +21,7 @@ from ._common import (
     require_extra,
 )
 
-__all__ = ["NAME", "MAX_ACTIVATIONS", "PLOT_NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "MAX_ACTIVATIONS", "PLOT_NAME", "register", "run"]
 
 NAME = "compare"
 
@@ -234,3 +234,10 @@ def _plot(args: argparse.Namespace, acts: list[Any], grid: list[Any]) -> None:
         written = write_directory(args.plot, produce, force=args.force)
     for path in written:
         print_stderr(f"wrote {path}")
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "compare relu tanh silu",
+    "compare tanh erf --sigma-a2 0.3 --dps 15 --json",
+)

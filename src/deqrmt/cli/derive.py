@@ -8,7 +8,7 @@ from typing import Any
 from ._common import add_command, add_trainable
 from ._common import names as _names
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "derive"
 
@@ -52,3 +52,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(latex_block(eqs) if args.latex else text_block(eqs), end="")
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "derive deq-ck",
+    "derive deq-ntk --latex",
+)

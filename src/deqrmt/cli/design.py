@@ -19,7 +19,7 @@ from ._common import (
     print_stderr,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "design"
 
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(args, res.to_dict())
         return 0
-    d = res.to_dict()
+    d: dict[str, Any] = res.to_dict()  # the table shows what --json prints
     print(
         f"{args.kernel.upper()} matching: {d['setting']['deq']} DEQ ← {res.layers}-layer "
         f"{res.family.name} ENN"
@@ -187,3 +187,7 @@ class _Starts:
         self.bar.note(f"{phase[0]}, {getattr(line, 'found', 0)} solution(s)")
         # before start k: k − 1 done in this phase; the total is what is known so far
         self.bar.set(self.offset + start - 1, max(self.bar.total, self.offset + starts))
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("design --deq tanh --family hard_tanh --dps 20",)

@@ -25,7 +25,7 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["DEPRECATED_NAME", "NAME", "register", "run"]
+__all__ = ["EXAMPLES", "DEPRECATED_NAME", "NAME", "register", "run"]
 
 NAME = "enn-check"
 #: the command's name until 0.1, kept as an alias for one release (a note on stderr when used)
@@ -202,3 +202,10 @@ def _legend(kernel: Any, m: int, ratio: float) -> str:
         "designs only). The certificate PASSES when, at the largest n, the designed error is "
         "below half the naive one and does not grow with n."
     )
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "design --deq tanh --family hard_tanh --json > design.json",
+    "enn-check --enn design.json --n 256,512 --m 512",
+)

@@ -20,7 +20,7 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "experiment"
 
@@ -138,3 +138,9 @@ def settings_text(s: dict[str, Any]) -> str:
             f"{d['classes']} classes, τ0 = {d['tau0']:.6g}, ENN depth {d['enn_layers']}"
         )
     return "\n".join(lines)
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "experiment --deq tanh --dataset gmm,digits --m 256 --seeds 2 --n-train 400 --n-test 200",
+)

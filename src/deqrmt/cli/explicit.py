@@ -6,9 +6,10 @@ import argparse
 from typing import Any
 
 from . import _common
-from ._common import add_command, add_dps, add_json, math_text, print_json, print_notes
+from ._common import add_command, add_dps, add_json, print_json, print_notes
+from ._math_text import math_text
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "explicit"
 
@@ -94,3 +95,7 @@ def _header(res: Any) -> str:
         + ("each σ_l centered at its input scale τ̃_(l−1)" if res.centered else "σ_l as given")
         + f"; NTK over every layer's weights; {res.dps} digits requested, {how}"
     )
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("explicit relu tanh --dps 20",)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_command, add_json, math_text, print_json
+from ._common import add_command, add_json, print_json
+from ._math_text import math_text
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "families"
 
@@ -42,3 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {e.note}")
     print("any expression in x with parameters, e.g. 'a*tanh(b*x)', is a family too.")
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("families",)

@@ -32,7 +32,7 @@ from ._common import (
     require_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "kernels"
 
@@ -175,3 +175,18 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+#: a small table copied into the store; one worker, tiles of 4 (3 tasks)
+EXAMPLES: tuple[str, ...] = (
+    "cat > X.csv <<EOF",
+    "0.5,-0.2,0.1",
+    "0.3,0.8,-0.4",
+    "-0.6,0.1,0.7",
+    "0.2,0.2,0.9",
+    "-0.1,-0.9,0.3",
+    "0.7,-0.5,-0.2",
+    "EOF",
+    "kernels relu --data X.csv --out K.zarr --kind both --tile 4 --workers 1",
+)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ._common import add_activation, add_command, add_dps, add_output, add_problem, print_stderr
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "latex"
 
@@ -63,3 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if path != "-":
         print_stderr(f"wrote {path}")
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("latex relu -o -",)

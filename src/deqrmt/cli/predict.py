@@ -31,7 +31,7 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["MAX_INPUT_BYTES", "NAME", "register", "run"]
+__all__ = ["EXAMPLES", "MAX_INPUT_BYTES", "NAME", "register", "run"]
 
 NAME = "predict"
 #: the largest input file read (bytes): 1 GiB, a 16384 × 8192 float64 matrix
@@ -256,3 +256,26 @@ def _print(args: argparse.Namespace, result: Any, mean: Any, var: Any, times: li
             print(f"  x{j:<5} {text}")
         if m > SHOWN:
             print(f"  … {m - SHOWN} more (--json or --out for all)")
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+#: four training points and two test points in 3 dimensions, as text files of numbers
+EXAMPLES: tuple[str, ...] = (
+    "cat > X.csv <<EOF",
+    "0.6,0.1,-0.3",
+    "-0.2,0.5,0.4",
+    "0.3,-0.6,0.2",
+    "-0.5,-0.2,-0.4",
+    "EOF",
+    "cat > y.csv <<EOF",
+    "1",
+    "-1",
+    "1",
+    "-1",
+    "EOF",
+    "cat > Xte.csv <<EOF",
+    "0.5,0.2,-0.1",
+    "-0.4,0.3,0.5",
+    "EOF",
+    "predict tanh --train X.csv --labels y.csv --test Xte.csv --t 1,inf --variance",
+)

@@ -31,7 +31,7 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "risk"
 
@@ -165,3 +165,7 @@ def _write_plot(args: argparse.Namespace, curve: Any) -> None:
     curve.figure().savefig(buf, format="png", dpi=110)
     write_output(args.plot, buf.getvalue(), force=args.force)
     print_stderr(f"wrote {args.plot}")
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("risk tanh --n 64 --ratios 0.5,1,2 --ridge 1e-3",)

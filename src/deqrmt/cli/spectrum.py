@@ -30,7 +30,7 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "spectrum"
 PLOT_NAME = "spectrum.png"
@@ -243,3 +243,23 @@ def _write_plot(args: argparse.Namespace, report: Any) -> None:
 
     for path in write_directory(args.plot, produce, force=args.force):
         print_stderr(f"wrote {path}")
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+#: HLD 2023's sphere, checked on samples; a mixture described in TOML (its class alignments)
+EXAMPLES: tuple[str, ...] = (
+    "spectrum 'sqrt(2)*relu' --data sphere --n 200 --d 240 --sigma-a2 0.2 --mc",
+    "cat > mixture.toml <<EOF",
+    "p = 200",
+    "[[class]]",
+    "weight = 0.5",
+    "mean = [4.0]",
+    "variance = 1.0",
+    "[[class]]",
+    "weight = 0.5",
+    "mean = [4.0]",
+    "mean_offset = 1",
+    "variance = 1.5",
+    "EOF",
+    "spectrum tanh --mixture mixture.toml --n 256",
+)

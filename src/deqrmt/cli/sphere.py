@@ -10,7 +10,7 @@ from typing import Any
 
 from ._common import add_command, add_dps, add_json, add_problem, print_json, print_notes
 
-__all__ = ["NAME", "configure_sphere_parser", "register", "run", "run_sphere"]
+__all__ = ["EXAMPLES", "NAME", "configure_sphere_parser", "register", "run", "run_sphere"]
 
 NAME = "sphere"
 
@@ -104,3 +104,7 @@ def run_sphere(args: argparse.Namespace) -> int:
     short = [k for k in keys if res.values[k].digits < res.dps]
     print_notes(short, res.reason, res.notes, gap=True)
     return 0
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("sphere 'sqrt(2)*max(x, 0)' --sigma-a2 0.2 --dps 20",)

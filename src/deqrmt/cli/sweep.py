@@ -30,7 +30,7 @@ from ._common import (
     print_json,
 )
 
-__all__ = ["NAME", "register", "run"]
+__all__ = ["EXAMPLES", "NAME", "register", "run"]
 
 NAME = "sweep"
 
@@ -168,3 +168,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130
     return 0 if result.ok else 1
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = (
+    "cat > grid.toml <<EOF",
+    'kind = ["coefficients"]',
+    'activations = ["tanh", "relu"]',
+    'sigma_a2 = ["0.1", "0.2"]',
+    "dps = 15",
+    "EOF",
+    "sweep grid.toml --workers 1",
+)

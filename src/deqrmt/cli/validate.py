@@ -26,7 +26,7 @@ from ._common import (
     validate_extra,
 )
 
-__all__ = ["NAME", "configure_parser", "register", "run", "run_validate"]
+__all__ = ["EXAMPLES", "NAME", "configure_parser", "register", "run", "run_validate"]
 
 NAME = "validate"
 
@@ -190,3 +190,7 @@ def run_validate(args: argparse.Namespace) -> int:
         )
         print_stderr("wrote " + ", ".join(paths))
     return 0 if result.passed else 1
+
+
+#: Real invocations shown on its page of the CLI reference (run when the docs build).
+EXAMPLES: tuple[str, ...] = ("validate relu --n 256,512 --no-mc",)

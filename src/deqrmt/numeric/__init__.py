@@ -73,13 +73,13 @@ if TYPE_CHECKING:
     from ._shifted import SteinComparison as SteinComparison
     from ._shifted import stein_comparison as stein_comparison
     from ._spectrum import GRID_POINTS as GRID_POINTS
-    from ._spectrum import Alignment as Alignment
     from ._spectrum import SpectralLaw as SpectralLaw
     from ._spectrum import mixture_spectrum as mixture_spectrum
     from ._spectrum import sphere_spectrum as sphere_spectrum
     from ._sphere import sphere_coefficients as sphere_coefficients
     from ._sphere_records import SPHERE_KEYS as SPHERE_KEYS
     from ._sphere_records import SphereCoefficients as SphereCoefficients
+    from ._spikes import Alignment as Alignment
     from ._sweep import deq_coefficients_sweep as deq_coefficients_sweep
     from ._verified import Verified as Verified
 
@@ -124,9 +124,9 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), "._sensitivity"),
     **dict.fromkeys(("SteinComparison", "stein_comparison"), "._shifted"),
     **dict.fromkeys(
-        ("GRID_POINTS", "Alignment", "SpectralLaw", "mixture_spectrum", "sphere_spectrum"),
-        "._spectrum",
+        ("GRID_POINTS", "SpectralLaw", "mixture_spectrum", "sphere_spectrum"), "._spectrum"
     ),
+    "Alignment": "._spikes",
     "sphere_coefficients": "._sphere",
     **dict.fromkeys(("SPHERE_KEYS", "SphereCoefficients"), "._sphere_records"),
     "deq_coefficients_sweep": "._sweep",

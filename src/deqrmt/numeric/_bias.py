@@ -114,8 +114,8 @@ MAX_POLISH_PRODUCTS = 4 * 10**6
 
 
 def check_sizes(
-    n: Any,
-    d: Any,
+    n: int,
+    d: int,
     *,
     step_sizes: int = 4,
     dps: int = 30,

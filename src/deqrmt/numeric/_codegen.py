@@ -274,11 +274,11 @@ def _roots_source() -> str:
 
 def _driver_source(
     arg_names: list[str],
-    exprs: dict[str, Any],
-    fp_names: dict[Any, str],
-    map_args: list[Any],
-    cen_args: list[Any],
-    targets: list[Any],
+    exprs: dict[str, sp.Expr],
+    fp_names: dict[sp.Symbol, str],
+    map_args: list[sp.Symbol],
+    cen_args: list[sp.Symbol],
+    targets: list[sp.Symbol],
     float_ctx: str,
 ) -> str:
     """``coefficients(sigma_a2, sigma_b2, tau0, dps)``: τ* by the root finder, then the

@@ -28,7 +28,10 @@ them for the reader and is ``Any`` to mypy.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+
+if TYPE_CHECKING:
+    import mpmath
 
 __all__ = [
     "ARRAY_CONTEXT_NAMES",
@@ -36,6 +39,8 @@ __all__ = [
     "CONTEXT_NAMES",
     "Context",
     "EngineContext",
+    "Mpc",
+    "Mpf",
     "Num",
     "SCALAR_CONTEXT_NAMES",
     "ScalarContext",
@@ -51,6 +56,11 @@ Num: TypeAlias = Any
 #: mpmath's own namespace on them (``quad``, ``findroot``, ``matrix``, ``workdps``, …), which
 #: mypy cannot check: mpmath ships no types, so this alias, too, is ``Any`` to mypy.
 EngineContext: TypeAlias = Any
+
+#: mpmath's real and complex numbers, named where a function takes or returns exactly them (an
+#: ``mpf`` of any context, as ``mpmath.mpf(x)`` makes); mpmath is untyped, so mypy sees its class.
+Mpf: TypeAlias = "mpmath.mpf"
+Mpc: TypeAlias = "mpmath.mpc"
 
 
 @runtime_checkable

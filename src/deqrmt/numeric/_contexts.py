@@ -26,11 +26,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsComplex, SupportsFloat, TypeAlias
 
 import mpmath
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike, NDArray
 
 from ..symbolic import Activation
 from ._context import ArrayContext
@@ -38,21 +39,25 @@ from ._printer import STABLE_FORMS, compile_function
 
 __all__ = ["NUMPY", "NumpyContext", "activation_expressions", "activation_functions"]
 
+#: What the numpy context returns: float64 arrays (0-d for scalars), or booleans for conditions.
+FloatArray: TypeAlias = NDArray[np.float64]
+BoolArray: TypeAlias = NDArray[np.bool_]
 
-def _elementwise(f: Callable[..., float], nin: int = 1) -> Callable[..., Any]:
+
+def _elementwise(f: Callable[..., float], nin: int = 1) -> Callable[..., FloatArray]:
     """A float function applied to every element (broadcast), as a float64 array."""
     uf = np.frompyfunc(f, nin, 1)
 
-    def g(*args: Any) -> Any:
+    def g(*args: ArrayLike) -> FloatArray:
         return np.asarray(uf(*args), dtype=np.float64)
 
     return g
 
 
-def _real(f: Callable[..., Any]) -> Callable[..., float]:
+def _real(f: Callable[..., SupportsComplex | SupportsFloat]) -> Callable[..., float]:
     """``f``'s value as a float; nan where it is complex or undefined, ±inf where it overflows."""
 
-    def g(*args: Any) -> float:
+    def g(*args: float) -> float:
         try:
             v = complex(f(*args))
         except OverflowError:
@@ -98,7 +103,6 @@ class NumpyContext:
     asin = staticmethod(np.arcsin)
     acos = staticmethod(np.arccos)
     atan = staticmethod(np.arctan)
-    atan2: Any = staticmethod(np.arctan2)
     asinh = staticmethod(np.arcsinh)
     acosh = staticmethod(np.arccosh)
     atanh = staticmethod(np.arctanh)
@@ -116,44 +120,48 @@ class NumpyContext:
 
     # what branches, elementwise
     @staticmethod
-    def piecewise(*pairs: tuple[Any, Any]) -> Any:
+    def piecewise(*pairs: tuple[ArrayLike, ArrayLike]) -> FloatArray | np.float64:
         """The value of the first pair whose condition holds, lane by lane (nan if none)."""
-        out: Any = np.float64(math.nan)
+        out: FloatArray | np.float64 = np.float64(math.nan)
         for cond, value in reversed(pairs):
             out = np.where(cond, value, out)
         return out
 
     @staticmethod
-    def heaviside(x: Any, h0: Any) -> Any:
+    def heaviside(x: ArrayLike, h0: ArrayLike) -> FloatArray:
         return np.heaviside(x, h0)
 
     @staticmethod
-    def maximum(*args: Any) -> Any:
+    def atan2(y: ArrayLike, x: ArrayLike) -> FloatArray:
+        return np.arctan2(y, x)
+
+    @staticmethod
+    def maximum(*args: FloatArray) -> FloatArray:
         return functools.reduce(np.maximum, args)
 
     @staticmethod
-    def minimum(*args: Any) -> Any:
+    def minimum(*args: FloatArray) -> FloatArray:
         return functools.reduce(np.minimum, args)
 
     @staticmethod
-    def logical_and(*args: Any) -> Any:
+    def logical_and(*args: BoolArray) -> BoolArray:
         return functools.reduce(np.logical_and, args)
 
     @staticmethod
-    def logical_or(*args: Any) -> Any:
+    def logical_or(*args: BoolArray) -> BoolArray:
         return functools.reduce(np.logical_or, args)
 
     logical_not = staticmethod(np.logical_not)
 
     # stable forms: no branch overflows
     @staticmethod
-    def logistic(u: Any) -> Any:
+    def logistic(u: ArrayLike) -> FloatArray:
         """σ(u) = 1/(1 + e^(−u)), from e^(−|u|) ≤ 1."""
         t = np.exp(-np.abs(u))
         return np.where(np.asarray(u) >= 0, 1 / (1 + t), t / (1 + t))
 
     @staticmethod
-    def softplus(u: Any) -> Any:
+    def softplus(u: ArrayLike) -> FloatArray:
         """log(1 + e^u) = max(u, 0) + log1p(e^(−|u|))."""
         return np.maximum(u, 0) + np.log1p(np.exp(-np.abs(u)))
 

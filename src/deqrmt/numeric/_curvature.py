@@ -26,7 +26,6 @@ import heapq
 import itertools
 import math
 from fractions import Fraction
-from typing import Any
 
 import mpmath
 from flint import arb
@@ -116,7 +115,7 @@ def curvature_bound(
     return _curvature_bound(act, c, r, float(tol), budget)
 
 
-def _exact(v: Any, name: str) -> Fraction:
+def _exact(v: object, name: str) -> Fraction:
     if isinstance(v, mpmath.mpf) or (hasattr(v, "_mpf_") and not isinstance(v, (int, str))):
         if not mpmath.isfinite(v):
             raise InvalidArgument(f"{name}={_arguments.show(v)}: expected a finite number.")

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
 
 from .. import _arguments
 from ..symbolic import Activation
 from ._deq_records import DEQCoefficients
 from ._deq_verified import verified
+from ._numbers import ExactInput
 from ._problem import DEQProblem
 from ._verify import proven_or_agreed
 
@@ -28,9 +28,9 @@ __all__ = ["certified", "deq_coefficients"]
 
 def deq_coefficients(
     activation: str | Activation | DEQProblem,
-    sigma_a2: Any = "0.2",
-    sigma_b2: Any = None,
-    tau0: Any = 1,
+    sigma_a2: ExactInput = "0.2",
+    sigma_b2: ExactInput | None = None,
+    tau0: ExactInput = 1,
     dps: int = 30,
     *,
     center: bool = True,

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 from .. import _arguments
 from .._errors import ContractionError
+from .._json import JSONObject
 from .._text import escape_controls
 from . import _display
 from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert, verified_property
@@ -137,7 +137,7 @@ class DEQCoefficients(AttributeHints, ProblemFields, _display.Displayed, Verifie
         """The moments of φ_c at τ* as Python floats."""
         return {k: float(v.value) for k, v in self.moments.items()}
 
-    def to_dict(self, kind: Any = None) -> dict[str, Any]:
+    def to_dict(self, kind: object = None) -> JSONObject:
         """JSON-ready: the inputs, every value as its verified decimal string, the digits.
 
         ``to_dict(float)``: only the coefficients, ``{name: float}`` (as ``dict(c)`` but with

@@ -27,12 +27,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
 
 import mpmath
 
 from .. import _arguments
 from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, NoConvergence
+from .._json import JSONObject
 from .._untrusted import bounded_int
 from ..symbolic import Activation, Family, get_activation, get_family
 from ._arb import bits_for_digits, workprec
@@ -63,6 +63,7 @@ from ._design_symmetry import describe as _describe
 from ._design_symmetry import normalization_text as _normalization_text
 from ._design_symmetry import symmetries as _symmetries
 from ._float_context import FLOAT
+from ._numbers import ExactInput
 from ._problem import DEQProblem
 from ._ranges import MAX_LAYERS
 
@@ -79,9 +80,9 @@ def design_enn(
     *,
     layers: int | None = None,
     kernel: str = "ck",
-    sigma_a2: Any = "0.2",
-    sigma_b2: Any = None,
-    tau0: Any = 1,
+    sigma_a2: ExactInput = "0.2",
+    sigma_b2: ExactInput | None = None,
+    tau0: ExactInput = 1,
     dps: int = 30,
     trainable: Sequence[str] = ("a", "A"),
     starts: int = 24,
@@ -182,9 +183,9 @@ def _design(
     *,
     layers: int | None,
     kernel: str,
-    sigma_a2: Any,
-    sigma_b2: Any,
-    tau0: Any,
+    sigma_a2: ExactInput,
+    sigma_b2: ExactInput | None,
+    tau0: ExactInput,
     dps: int,
     trainable: Sequence[str],
     starts: int,
@@ -234,7 +235,7 @@ def _design(
     )  # fmt: skip
 
 
-def _depth(deq: DEQCoefficients, layers: int | None, kernel: str) -> tuple[dict[str, Any], int]:
+def _depth(deq: DEQCoefficients, layers: int | None, kernel: str) -> tuple[JSONObject, int]:
     """The depth rule (one layer suffices iff α*₂ = α*₃/2, to the digits computed) and the
     depth used: ``layers``, or the rule's minimum when None; one layer is refused for a CK
     the rule says it cannot match."""

@@ -117,7 +117,7 @@ def enn_values(
     ctx: EngineContext,
     ev: FamilyEvaluator,
     thetas: Sequence[Sequence[Num]],
-    tau0: Any,
+    tau0: Num,
     input_trainable: bool,
 ) -> dict[str, Num]:
     formulas = layer_formulas()

@@ -50,9 +50,11 @@ import mpmath
 import sympy as sp
 from flint import arb, arb_mat
 
+from .._json import JSONObject
 from .._text import ball_text
 from ..symbolic import TAU, Family, derive_fixed_point, derive_layer
 from ._arb import ArbContext, bits_for_digits, to_arb, workprec
+from ._context import Mpf
 from ._printer import compile_function
 
 __all__ = ["DesignProof", "prove_design_solution"]
@@ -87,10 +89,10 @@ class DesignProof:
     reason: str | None = None
     prec_bits: int | None = None
 
-    def to_dict(self, digits: int) -> dict[str, Any]:
+    def to_dict(self, digits: int) -> JSONObject:
         """JSON fields: ``certified``, then ``balls`` (midpoint and radius text, rounded
         outward) and ``prec_bits``, or the ``reason``."""
-        out: dict[str, Any] = {"certified": self.certified}
+        out: JSONObject = {"certified": self.certified}
         if self.certified and self.balls is not None:
             out["balls"] = [
                 {k: dict(zip(("midpoint", "radius"), _ball_text(b, digits), strict=True))
@@ -124,7 +126,7 @@ def _ball_text(b: arb, digits: int) -> tuple[str, str]:
     return ball_text(mid, rad, digits)
 
 
-def _mpf_arb(v: Any) -> arb:
+def _mpf_arb(v: Mpf | Fraction | int) -> arb:
     """An mpmath number exactly (a dyadic rational, from its own context: ``mpmath.mpf(v)``
     would round it to mpmath's global 53 bits, and ``man_exp`` drops the sign); a Fraction or
     an int as :func:`to_arb` does."""

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
 import mpmath
 
+from .._json import JSONObject
 from ..symbolic import Family
+from ._context import Mpf
 from ._deq_records import DEQ_KEYS, DEQCoefficients
 from ._design_proof import DesignProof
 
@@ -25,8 +26,8 @@ class DesignSolution:
     """One parameter set: ``params[l]`` maps parameter names to decimal strings."""
 
     params: tuple[dict[str, str], ...]
-    values: tuple[tuple[Any, ...], ...]
-    residual: Any
+    values: tuple[tuple[Mpf, ...], ...]
+    residual: Mpf
     #: how many symmetric copies of this solution the multi-start found (itself included)
     copies_found: int = 1
     #: the Krawczyk proof of this root (:mod:`._design_proof`); None when not attempted
@@ -34,8 +35,8 @@ class DesignSolution:
     #: significant digits of the printed ball midpoints
     ball_digits: int = 30
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {
+    def to_dict(self) -> JSONObject:
+        out: JSONObject = {
             "params": [dict(p) for p in self.params],
             "residual": mpmath.nstr(self.residual, 5),
             "copies_found": self.copies_found,
@@ -58,12 +59,12 @@ class Design:
     layers: int
     kernel: str
     equations: tuple[str, ...]
-    depth_rule: dict[str, Any]
+    depth_rule: JSONObject
     solutions: tuple[DesignSolution, ...]
     input_layer_trainable: bool
     symmetries: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         d = self.deq.to_dict()
         return {
             "setting": {

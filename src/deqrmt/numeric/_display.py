@@ -17,10 +17,14 @@ import html as _html
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from .._json import JSONObject
 from .._text import escape_controls
 from ..symbolic import SYMBOLS, tex_number, tex_text, value_status
+
+if TYPE_CHECKING:
+    from ._verified import Verified
 
 __all__ = [
     "Table", "Row", "table", "html", "latex", "markdown", "LAYER_SYMBOLS", "SPHERE_SYMBOLS",
@@ -50,7 +54,7 @@ class Row(NamedTuple):
     symbol: str
     tex: str
     key: str
-    value: Any  # a Verified: .text, .digits, .certified
+    value: Verified
 
 
 class Table(NamedTuple):
@@ -63,12 +67,12 @@ class Table(NamedTuple):
     notes: Sequence[str] = ()
 
 
-def _notes(result: Any) -> tuple[str, ...]:
+def _notes(result: object) -> tuple[str, ...]:
     reason = getattr(result, "reason", None)
     return (*getattr(result, "notes", ()), *((f"no proof: {reason}",) if reason else ()))
 
 
-def _rows(values: Mapping[str, Any], symbols: Mapping[str, tuple[str, str]]) -> list[Row]:
+def _rows(values: Mapping[str, Verified], symbols: Mapping[str, tuple[str, str]]) -> list[Row]:
     return [Row(*symbols[k], k, values[k]) for k in symbols if k in values]
 
 
@@ -117,7 +121,7 @@ def table(result: Any) -> Table:
     return Table(text, tex, _rows(result.values, SYMBOLS), _notes(result))
 
 
-def _status(v: Any) -> str:
+def _status(v: object) -> str:
     return value_status(bool(getattr(v, "certified", False)))
 
 
@@ -131,7 +135,7 @@ def html_text(text: object) -> str:
 _h = html_text  # the short name this module's tables use
 
 
-def html(result: Any) -> str:
+def html(result: Displayed) -> str:
     """An HTML table: symbol, key, value, digits, what holds (every text escaped)."""
     t = table(result)
     cells = "".join(
@@ -147,7 +151,7 @@ def html(result: Any) -> str:
     )
 
 
-def latex(result: Any) -> str:
+def latex(result: Displayed) -> str:
     r"""A LaTeX ``aligned`` block (MathJax/KaTeX and amsmath): each value with what holds."""
     t = table(result)
     rows = [t.tex]
@@ -168,7 +172,7 @@ def _md(text: object) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", _html.escape(escape_controls(str(text), keep=""), False))
 
 
-def markdown(result: Any) -> str:
+def markdown(result: Displayed) -> str:
     """A Markdown table: symbol, key, value, digits, what holds."""
     t = table(result)
     lines = [
@@ -200,7 +204,7 @@ def short(lines: Sequence[str], more: str = "every number: .to_dict()") -> str:
     return "\n".join(escape_controls(line, keep="") for line in out)
 
 
-def text(result: Any) -> str:
+def text(result: Displayed) -> str:
     """A record's :func:`table` as text: its title, one ``key  value`` line per row, notes."""
     t = table(result)
     width = max((len(r.key) for r in t.rows), default=0)
@@ -215,7 +219,7 @@ class Displayed:
     write its own ``__repr__``; a dataclass record then says ``repr=False``).
     """
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         raise NotImplementedError
 
     def to_json(self) -> str:
@@ -235,7 +239,22 @@ class Displayed:
         return markdown(self)
 
 
-def law_lines(law: Any) -> list[str]:
+class LawSummary(Protocol):
+    """What :func:`law_lines` reads of a spectral law (:class:`~._spectrum.SpectralLaw`)."""
+
+    @property
+    def support(self) -> tuple[tuple[float, float], ...]: ...
+    @property
+    def atoms(self) -> tuple[tuple[float, float], ...]: ...
+    @property
+    def spikes(self) -> tuple[float, ...]: ...
+    @property
+    def setting(self) -> str: ...
+    @property
+    def n(self) -> int: ...
+
+
+def law_lines(law: LawSummary) -> list[str]:
     """A spectral law in a few lines: support, atoms, spikes (no density arrays)."""
     support = " ∪ ".join(f"[{a:.6g}, {b:.6g}]" for a, b in law.support) or "—"
     atoms = ", ".join(f"{loc:.6g} (mass {m:.4g})" for loc, m in law.atoms) or "none"

@@ -11,17 +11,24 @@ style (:func:`._arb.format_digits`), so a proven value reads like a verified one
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TypeAlias
 
 import mpmath
 from flint import arb
 
 from .._text import exact_value, format_decimal, round_decimal
+from ._context import Mpf
 
 __all__ = ["exact_fraction", "interval_text", "proven_text", "round_directed"]
 
+#: An exact binary number: an exact ``arb`` (radius 0), an mpmath ``mpf``, a float, an int or a
+#: Fraction of a power of two.
+ExactBinary: TypeAlias = "arb | Mpf | float | int | Fraction"
+#: An end of an enclosure: an exact binary number, ±∞ (as a float or an mpf), or None for ∞.
+Bound: TypeAlias = "ExactBinary | None"
 
-def exact_fraction(v: Any) -> Fraction:
+
+def exact_fraction(v: ExactBinary) -> Fraction:
     """An exact binary number (mpmath mpf, exact arb, int, Fraction) as a Fraction."""
     if isinstance(v, arb):
         if v.rad() != 0:
@@ -46,7 +53,7 @@ def _text(r: tuple[int, int, int], n: int) -> str:
     return format_decimal(r, n, strip_zeros=True)
 
 
-def interval_text(lo: Any, hi: Any, digits: int = 6) -> str:
+def interval_text(lo: Bound, hi: Bound, digits: int = 6) -> str:
     """[lo, hi] as text that encloses it (see the module docstring); ∞ for an infinite end.
 
     Example:
@@ -68,7 +75,7 @@ def interval_text(lo: Any, hi: Any, digits: int = 6) -> str:
     return f"[{left}, {right}]"
 
 
-def proven_text(lo: Any, hi: Any, digits: int = 12) -> str:
+def proven_text(lo: Bound, hi: Bound, digits: int = 12) -> str:
     """The most digits (up to ``digits``) that every point of [lo, hi] rounds to, or, when not
     even one is shared, :func:`interval_text` of the ends (6 digits)."""
     if lo is None or hi is None:

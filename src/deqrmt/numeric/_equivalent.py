@@ -9,7 +9,6 @@ and K̄ likewise with β₁..₃ and κ*² (Theorem 2); Σ̄^{(l)} with α̃_l a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +21,7 @@ __all__ = ["equivalent_kernel", "equivalent_kernels"]
 Array = NDArray[np.float64]
 
 
-def _array(value: Any, name: str, ndim: int) -> Array:
+def _array(value: object, name: str, ndim: int) -> Array:
     """``value`` as a finite real float64 array with ``ndim`` dimensions, or InvalidArgument."""
     try:
         a = np.asarray(value)
@@ -39,7 +38,7 @@ def _array(value: Any, name: str, ndim: int) -> Array:
     return a
 
 
-def _real(value: Any, name: str) -> float:
+def _real(value: object, name: str) -> float:
     return float(_arguments.number(value, name))
 
 

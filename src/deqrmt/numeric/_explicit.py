@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import mpmath
 import sympy as sp
@@ -23,6 +22,7 @@ import sympy as sp
 from .. import _arguments
 from .._errors import CenteringError
 from .._io import pandas
+from .._json import JSONObject
 from ..symbolic import Activation, get_activations
 from . import _display
 from ._context import Num
@@ -31,7 +31,7 @@ from ._deq_records import shown
 from ._deq_verified import GUARD_CHECK, GUARD_WORK
 from ._fixed_point import moments_at
 from ._mapping import AttributeHints, ValueTable
-from ._numbers import exact_number
+from ._numbers import ExactInput, exact_number
 from ._precision_cost import check_dps
 from ._ranges import MAX_LAYERS, in_range
 from ._verified import Verified
@@ -95,7 +95,7 @@ class ExplicitCoefficients(AttributeHints, _display.Displayed):
     def as_floats(self) -> list[dict[str, float]]:
         return [{k: float(v.value) for k, v in layer.items()} for layer in self.layers]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "activations": [a.name for a in self.activations],
             "tau0": str(self.tau0),
@@ -141,8 +141,8 @@ def _run(
 
 
 def explicit_coefficients(
-    activations: Sequence[Any] | Any,
-    tau0: Any = 1,
+    activations: Sequence[str | Activation] | str | Activation,
+    tau0: ExactInput = 1,
     dps: int = 30,
     *,
     center: bool = True,
@@ -222,11 +222,11 @@ def _verified(
     return ExplicitCoefficients(acts, t0, dps, center, layers)
 
 
-def certification(res: ExplicitCoefficients) -> dict[str, Any]:
+def certification(res: ExplicitCoefficients) -> JSONObject:
     """The JSON fields that say how the digits were obtained (docs/json.md): ``certified``,
     then one object of balls per layer (``midpoint``, ``radius``, rounded outward: the printed
     ball contains the proven one) and ``prec_bits``, or the ``reason`` there is no proof."""
-    out: dict[str, Any] = {"certified": res.certified}
+    out: JSONObject = {"certified": res.certified}
     if res.certified:
         out["balls"] = [{k: ball_dict(layer[k]) for k in LAYER_KEYS} for layer in res.layers]
         out["prec_bits"] = res.prec_bits

@@ -108,12 +108,14 @@ class _Derived:
     doc: str
 
 
-def _sorted_args(exprs: list[Any]) -> tuple[Any, ...]:
-    free: set[Any] = set().union(*(e.free_symbols for e in exprs))
+def _sorted_args(exprs: list[sp.Expr]) -> tuple[sp.Symbol, ...]:
+    free: set[sp.Symbol] = set().union(*(e.free_symbols for e in exprs))
     return tuple(sorted(free, key=str))
 
 
-def _entry(exprs: list[Any], names: dict[Any, str], outputs: tuple[str, ...], doc: str) -> _Derived:
+def _entry(
+    exprs: list[sp.Expr], names: dict[sp.Symbol, str], outputs: tuple[str, ...], doc: str
+) -> _Derived:
     args = _sorted_args(exprs)
     return _Derived(args, tuple(exprs), tuple(names.get(a, str(a)) for a in args), outputs, doc)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import numpy as np
 
 from .._errors import InvalidArgument
+from .._json import JSONObject
 from ._context import Num
 from ._spectrum import SpectralLaw
 
@@ -39,7 +39,7 @@ class Kolmogorov:
     spike_errors: tuple[float, ...]
     bulk: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """``kolmogorov``, ``kolmogorov_with_atoms``, ``spikes``, ``spike_errors``,
         ``bulk_count`` (the keys of ``deqrmt spectrum --json``'s ``mc`` objects)."""
         return {

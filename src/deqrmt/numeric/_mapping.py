@@ -35,7 +35,7 @@ def _norm(name: str) -> str:
     return name.replace("_", "").lower()
 
 
-def attribute_hint(obj: Any, name: str) -> str:
+def attribute_hint(obj: object, name: str) -> str:
     """``'DEQCoefficients' object has no attribute 'alpha1'; did you mean 'alpha_1'?``: the
     nearest public attribute (spelled without underscores or case first, then by difflib),
     else the nearest key of a Mapping record (``c['E_phi_prime']``)."""
@@ -116,12 +116,12 @@ class ValueTable(Mapping[str, Verified]):
     def __repr__(self) -> str:
         return repr(self._data)
 
-    def to_dict(self, kind: Any = float) -> dict[str, Any]:
+    def to_dict(self, kind: object = float) -> dict[str, float | str]:
         """``{name: kind(value)}``: ``kind`` is ``float`` (default) or ``str`` (the digits)."""
         return {k: convert(v, kind) for k, v in self._data.items()}
 
 
-def convert(v: Verified, kind: Any) -> Any:
+def convert(v: Verified, kind: object) -> float | str:
     """A Verified as ``float`` or as ``str`` (its verified digits)."""
     if kind is float:
         return float(v)
@@ -161,7 +161,7 @@ class VerifiedMapping(Mapping[str, Verified]):
     def get(self, key: str, default: Any = None) -> Any:
         return self.values[key] if key in self else default
 
-    def _table(self) -> list[dict[str, Any]]:
+    def _table(self) -> list[dict[str, str | float | int | bool | None]]:
         """One row per coefficient: the pandas table's columns."""
         return [
             {

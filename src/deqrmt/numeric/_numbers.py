@@ -7,17 +7,23 @@ text before any big integer is built (:mod:`deqrmt._arguments` has the rules).
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TypeAlias
 
 import sympy as sp
 
 from .. import _arguments
 
-__all__ = ["MAX_GRID", "exact_number", "exact_text", "number_grid"]
+__all__ = ["MAX_GRID", "ExactInput", "exact_number", "exact_text", "number_grid"]
+
+#: What a caller may pass for one exact number (σ_a², σ_b², τ0): text (``"0.2"``, ``"1/5"``), an
+#: int, a float (read as its shortest repr), a Fraction, a Decimal or a SymPy rational.  numpy
+#: and mpmath reals are read too (:func:`exact_number` checks every value at run time).
+ExactInput: TypeAlias = str | int | float | Fraction | Decimal | sp.Rational
 
 
-def exact_number(value: Any, name: str) -> sp.Rational:
+def exact_number(value: object, name: str) -> sp.Rational:
     """An exact Rational from int, float, str, Fraction, Decimal, numpy, mpmath or SymPy reals.
 
     Strings are decimals (``"0.2"``, ``"1e-3"``) or fractions (``"1/5"``) in ASCII digits; a
@@ -36,7 +42,7 @@ def exact_number(value: Any, name: str) -> sp.Rational:
 MAX_GRID = 200
 
 
-def number_grid(value: Any, name: str) -> list[sp.Rational]:
+def number_grid(value: object, name: str) -> list[sp.Rational]:
     """Exact numbers from ``"start:stop:count"`` (count points, both ends included), a comma
     list ``"0.1,0.2"``, a Python list, or one number; each read by :func:`exact_number`.
 
@@ -45,7 +51,7 @@ def number_grid(value: Any, name: str) -> list[sp.Rational]:
 
     # each item is named as the whole argument (``sigma_a2='abc'``): the command line turns
     # that into its flag, a sweep spec into its key
-    def item(v: Any, _: str) -> Fraction:
+    def item(v: object, _: str) -> Fraction:
         return _arguments.number(v, name)
 
     if isinstance(value, str) and ":" in value:

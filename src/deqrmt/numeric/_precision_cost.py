@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 from .. import _arguments
 from .._errors import BudgetExceeded
@@ -99,7 +98,7 @@ def dps_limit(activation: Activation) -> int:
     return precision_cost(activation, MAX_DPS_CLOSED).limit
 
 
-def check_dps(dps: Any, activation: Activation | None = None) -> int:
+def check_dps(dps: object, activation: Activation | None = None) -> int:
     """``dps`` as an int within [MIN_DPS, the activation's limit]; named errors otherwise.
 
     Raises:

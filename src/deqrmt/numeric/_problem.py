@@ -19,8 +19,9 @@ import sympy as sp
 
 from .. import _arguments
 from .._errors import InvalidArgument, UnknownTrainable
+from .._json import JSONObject
 from ..symbolic import Activation, get_activation
-from ._numbers import exact_number
+from ._numbers import ExactInput, exact_number
 from ._precision_cost import check_dps
 from ._ranges import in_range
 
@@ -90,9 +91,9 @@ class DEQProblem:
     def make(
         cls,
         activation: str | Activation,
-        sigma_a2: Any = "0.2",
-        sigma_b2: Any = None,
-        tau0: Any = 1,
+        sigma_a2: ExactInput = "0.2",
+        sigma_b2: ExactInput | None = None,
+        tau0: ExactInput = 1,
         dps: int = 30,
         *,
         center: bool = True,
@@ -104,14 +105,15 @@ class DEQProblem:
         act = get_activation(activation)
         sa2 = exact_number(sigma_a2, "sigma_a2")
         if sigma_b2 is None:
-            sigma_b2 = 1 - sa2
-            if sigma_b2 <= 0:
+            default: sp.Rational = 1 - sa2
+            if default <= 0:
                 in_range("sigma_a2", sa2)  # an out-of-range σ_a² is named as such first
                 raise InvalidArgument(
-                    f"sigma_a2={sa2} leaves σ_b² at its default, 1 − σ_a² = {sigma_b2}, which is "
+                    f"sigma_a2={sa2} leaves σ_b² at its default, 1 − σ_a² = {default}, which is "
                     "not positive (the default keeps σ_a² + σ_b² = 1, so it needs σ_a² < 1): "
                     "set σ_b² yourself with `sigma_b2` (any value > 0, e.g. sigma_b2=1)."
                 )
+            sigma_b2 = default
         # the record converts and checks each field (σ_b² and τ0 as given, the trainable set
         # from its text or names)
         return cls(act, sa2, sigma_b2, tau0, dps, center, trainable)  # type: ignore[arg-type]
@@ -132,7 +134,7 @@ class DEQProblem:
         """σ_b² τ0²: the DEQ iteration's first variance (z = 0), a lower bound of every τ²."""
         return self.sigma_b2 * self.tau0**2
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """Inputs as JSON-ready values (exact decimal/fraction strings)."""
         return {
             "activation": self.activation.name,
@@ -146,7 +148,7 @@ class DEQProblem:
         }
 
 
-def check_problem(problem: Any, name: str = "problem") -> DEQProblem:
+def check_problem(problem: object, name: str = "problem") -> DEQProblem:
     """``problem`` when it is a :class:`DEQProblem`; otherwise an InvalidArgument that says how
     to build one (``scan_fixed_points('tanh')`` is refused, not an AttributeError)."""
     if not isinstance(problem, DEQProblem):

@@ -22,11 +22,11 @@ import dataclasses
 import functools
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 from flint import arb
 
 from .. import _arguments
+from .._json import JSONObject
 from ..symbolic import SENSITIVITY_PARAMETERS, Activation, derive_sensitivity
 from ._arb import ArbContext, to_arb, workprec
 from ._context import Num
@@ -39,6 +39,7 @@ from ._fixed_point import solve_tau
 from ._formulas import Formulas, compile_formulas
 from ._mapping import AttributeHints
 from ._moments import evaluator_for
+from ._numbers import ExactInput
 from ._problem import DEQProblem, ProblemFields
 from ._variance_proof import VarianceBalls, prove_fixed_point, star_float
 from ._verified import Verified, proven
@@ -109,7 +110,7 @@ class DEQSensitivities(AttributeHints, ProblemFields, Mapping[str, Mapping[str, 
         parameter = _arguments.choice(parameter, "parameter", PARAMETERS)
         return {k: v[parameter] for k, v in self.derivatives.items()}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The JSON form (docs/json.md, ``sensitivities``): key → parameter → digits text; the
         balls of a proof under ``balls`` (key → parameter → midpoint and radius)."""
         out: dict[str, Num] = {
@@ -228,9 +229,9 @@ def _dispatch(problem: DEQProblem, certify: bool) -> DEQSensitivities:
 
 def sensitivities(
     activation: str | Activation | DEQProblem,
-    sigma_a2: Any = "0.2",
-    sigma_b2: Any = None,
-    tau0: Any = 1,
+    sigma_a2: ExactInput = "0.2",
+    sigma_b2: ExactInput | None = None,
+    tau0: ExactInput = 1,
     dps: int = 30,
     *,
     center: bool = True,

@@ -32,7 +32,7 @@ from ._arb import ACB_FUNCTIONS, AcbContext, bits_for_digits, to_arb, unsupporte
 from ._context import Num
 from ._enclose import _endpoint_error, enclose_moments, gaussian_tail
 from ._growth import BOUND_PREC, Growth, NotEnclosable, growth_bound, point_ball
-from ._numbers import exact_number
+from ._numbers import ExactInput, exact_number
 from ._printer import compile_function
 
 __all__ = ["SteinComparison", "stein_comparison", "shifted_expectations", "SHIFT_EVAL_LIMIT"]
@@ -157,7 +157,9 @@ class SteinComparison:
     prec: int
 
 
-def stein_comparison(activation: str | Activation, tau: Any, dps: int = 30) -> SteinComparison:
+def stein_comparison(
+    activation: str | Activation, tau: ExactInput, dps: int = 30
+) -> SteinComparison:
     """Compare Stein's identity with finite differences of E[φ(τξ + h)] (see the module).
 
     Raises:

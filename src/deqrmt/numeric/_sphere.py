@@ -16,8 +16,6 @@ dual activation's Mehler series is :mod:`._mehler`.
 
 from __future__ import annotations
 
-from typing import Any
-
 import mpmath
 import sympy as sp
 
@@ -26,6 +24,7 @@ from ..symbolic import Activation, get_activation
 from ._context import Num
 from ._fixed_point import solve_tau
 from ._mehler import MAX_TERMS, DualSeries, dual_series
+from ._numbers import ExactInput
 from ._problem import DEQProblem
 from ._sphere_records import NTK_EXTRA_KEYS, SPHERE_KEYS, QuadraticActivation, SphereCoefficients
 from ._sphere_verified import verified_sphere
@@ -54,7 +53,10 @@ MAX_SPHERE_DPS = 200
 
 
 def sphere_problem(
-    activation: str | Activation, sigma_a2: Any = "0.2", sigma_b2: Any = None, dps: int = 30
+    activation: str | Activation,
+    sigma_a2: ExactInput = "0.2",
+    sigma_b2: ExactInput | None = None,
+    dps: int = 30,
 ) -> DEQProblem:
     """The sphere's setting as the problem record: φ, σ_a², σ_b² (default 1 − σ_a²) and
     ``dps``, with τ0 = 1 and φ uncentered; every argument validated by
@@ -63,7 +65,10 @@ def sphere_problem(
 
 
 def sphere_variance(
-    activation: str | Activation, sigma_a2: Any = "0.2", sigma_b2: Any = None, dps: int = 30
+    activation: str | Activation,
+    sigma_a2: ExactInput = "0.2",
+    sigma_b2: ExactInput | None = None,
+    dps: int = 30,
 ) -> Num:
     """s = g(1), the root of s = σ_a² E[φ(√s ξ)²] + σ_b² reached from the DEQ's own iteration.
 
@@ -78,8 +83,8 @@ def sphere_variance(
 
 def sphere_coefficients(
     activation: str | Activation,
-    sigma_a2: Any = "0.2",
-    sigma_b2: Any = None,
+    sigma_a2: ExactInput = "0.2",
+    sigma_b2: ExactInput | None = None,
     d: int = 1200,
     dps: int = 30,
     *,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 from .. import _arguments
 from .._errors import InvalidArgument
+from .._json import JSONObject
 from . import _display
 from ._mapping import AttributeHints, ValueTable, VerifiedMapping, convert, verified_property
 from ._problem import DEQProblem, ProblemFields
@@ -117,26 +117,26 @@ class SphereCoefficients(AttributeHints, ProblemFields, _display.Displayed, Veri
     def as_floats(self) -> dict[str, float]:
         return {k: float(v.value) for k, v in self.values.items()}
 
-    def _quadratic_dict(self, sols: tuple[QuadraticActivation, ...]) -> dict[str, Any] | None:
+    def _quadratic_dict(self, sols: tuple[QuadraticActivation, ...]) -> JSONObject | None:
         if not sols:
             return None
 
-        def one(q: QuadraticActivation) -> dict[str, Any]:
-            d: dict[str, Any] = dict(q.to_dict())
+        def one(q: QuadraticActivation) -> JSONObject:
+            d: JSONObject = dict(q.to_dict())
             if self.certified:
                 d["balls"] = {f"a{i}": ball_dict(v) for i, v in ((2, q.a2), (1, q.a1), (0, q.a0))}
             return d
 
-        out: dict[str, Any] = one(sols[0])
+        out = one(sols[0])
         out["other_signs"] = [one(q) for q in sols[1:]]
         return out
 
-    def to_dict(self, kind: Any = None) -> dict[str, Any]:
+    def to_dict(self, kind: object = None) -> JSONObject:
         """JSON-ready (docs/json.md); ``to_dict(float)``: ``{name: float}`` of the values only,
         ``to_dict(str)``: ``{name: verified digits}``."""
         if kind is not None:
             return {k: convert(v, kind) for k, v in self.values.items()}
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "activation": self.activation.name,
             "expression": str(self.activation.expr),
             "sigma_a2": str(self.sigma_a2),

@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -36,6 +35,7 @@ from ._contexts import NUMPY
 from ._deq_formulas import FORMULA_KEYS, deq_formulas
 from ._deq_records import DEQ_KEYS
 from ._fixed_point import center_moments, map_from_moments
+from ._numbers import ExactInput
 from ._printer import STABLE_FORMS, compile_function
 from ._problem import DEQProblem
 from ._roots import polish, scan
@@ -134,7 +134,7 @@ def deq_coefficients_sweep(
     activation: str | Activation,
     sigma_a2: ArrayLike,
     sigma_b2: ArrayLike | None = None,
-    tau0: Any = 1,
+    tau0: ExactInput = 1,
 ) -> dict[str, NDArray[np.float64]]:
     """All DEQ coefficients for each σ_a² in an array, float64 and vectorised.
 

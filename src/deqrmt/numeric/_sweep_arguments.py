@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from numpy.typing import ArrayLike
 
 from .. import _arguments
 from .._errors import InvalidArgument
@@ -14,7 +14,9 @@ __all__ = ["MAX_SWEEP", "sweep_arguments"]
 MAX_SWEEP = 10_000
 
 
-def sweep_arguments(sigma_a2: Any, sigma_b2: Any) -> tuple[list[float], list[float] | None]:
+def sweep_arguments(
+    sigma_a2: ArrayLike, sigma_b2: ArrayLike | None
+) -> tuple[list[float], list[float] | None]:
     """A float sweep's σ_a² (one number or a non-empty 1-D sequence of finite reals, at most
     :data:`MAX_SWEEP`) and σ_b² (None, one number, or one per σ_a²) as floats, or a named
     :class:`~deqrmt.InvalidArgument`; each value is read exactly first (0.2 is 1/5)."""

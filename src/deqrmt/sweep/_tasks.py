@@ -78,7 +78,7 @@ def _design(i: Mapping[str, Any]) -> dict[str, Any]:
         starts=i["starts"],
         seed=i["seed"],
     )
-    d = res.to_dict()
+    d: dict[str, Any] = res.to_dict()
     values, floats = _decimals(d["deq_coefficients"])
     return {"values": values, "floats": floats, "solutions": len(d["solutions"]), "design": d}
 

@@ -27,7 +27,8 @@ import numpy as np
 import torch
 
 from ._data_args import data_matrix
-from ._exact import _TILE_ARRAYS, TILE, KernelEngine, _sq_norms, diagonal_kernel, ntk_limit
+from ._diagonal import diagonal_kernel
+from ._exact import _TILE_ARRAYS, TILE, KernelEngine, _sq_norms, ntk_limit
 from ._kernel_args import as_activation, kernel_arguments, kernel_options, resolve, sigmas
 from ._threads import blas_threads, tile_workers, torch_threads
 from ._tiles import Tile, mirror, run_tiles, upper_tiles

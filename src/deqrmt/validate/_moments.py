@@ -4,7 +4,7 @@ For each sample's variance q_i, φ_c(√q_i ξ) on its quadrature rule (:mod:`._
 n × ~1100 nodes) gives `g(q) = E[φ_c(√q ξ)²]` (the diagonal kernel map), its slope `g'(q)`, and
 the Mehler coefficients of :class:`._bivariate.Mehler`.  One pass of φ serves all three:
 :func:`phi_values` keeps it (:class:`PhiValues`), so that the last pass of the diagonal Newton
-solve (:func:`._exact._diagonal_fixed_point`) is also the tables' pass.
+solve (:func:`._diagonal._diagonal_fixed_point`) is also the tables' pass.
 
 The passes go a few hundred samples at a time: each block of nodes (≤ 1 MB) is evaluated,
 squared and summed while it is in cache, with no n × Q temporary beyond the kept values.

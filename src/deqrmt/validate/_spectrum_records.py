@@ -122,7 +122,7 @@ class KernelSpectrum(AttributeHints):
 
     def to_dict(self) -> dict[str, Any]:
         """The ``ck`` / ``ntk`` object of ``deqrmt spectrum --json`` (docs/json.md)."""
-        out = self.law.to_dict()
+        out: dict[str, Any] = self.law.to_dict()
         out["equivalent"] = dict(self.coefficients)
         if self.explicit is not None:
             out["enn"] = {**self.explicit[0].to_dict(), "equivalent": dict(self.explicit[1])}
