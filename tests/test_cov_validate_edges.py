@@ -371,3 +371,73 @@ def test_kernels_take_numpys_booleans_for_progress() -> None:
     X = np.random.default_rng(0).standard_normal((5, 3)) / 2
     quiet = kernels("tanh", X, progress=False)
     np.testing.assert_array_equal(kernels("tanh", X, progress=np.False_), quiet)
+
+
+# -- a finite DEQ's kernels and spectral errors ------------------------------------------------------
+
+
+def test_ntk_from_solution_refuses_bad_trainable_sets_and_reports_no_convergence() -> None:
+    pytest.importorskip("torch")
+    from deqrmt import NoConvergence
+    from deqrmt.symbolic import get_activation
+    from deqrmt.validate._deq import DeqWeights, solve_deq
+    from deqrmt.validate._ntk import ntk_from_solution
+    from deqrmt.validate._pointwise import CenteredActivation
+    from deqrmt.validate._sphere_mc import sphere_sample
+
+    X = sphere_sample(5, 8, seed=0)  # p × n: columns are samples
+    phi = CenteredActivation.from_activation(get_activation("tanh"), 0.0)
+    w = DeqWeights.draw(64, X.shape[0], sigma_a2=0.5, sigma_b2=0.5, seed=0, device="cpu")
+    sol = solve_deq(w, phi, X, tol=1e-12)
+    with pytest.raises(InvalidArgument, match="trainable B needs the data X"):
+        ntk_from_solution(w, phi, sol, trainable=("B",))
+    with pytest.raises(InvalidArgument, match=r"non-empty subset of a, A, B; got \('W',\)"):
+        ntk_from_solution(w, phi, sol, trainable=("W",))
+    with pytest.raises(NoConvergence, match="did not converge in 1 iterations"):
+        ntk_from_solution(w, phi, sol, tol=1e-15, max_iter=1)
+    # with B trained the NTK gains σ_b²·(UUᵀ/m)∘XᵀX, a PSD term: it grows on the diagonal
+    _, ntk_aA, _ = ntk_from_solution(w, phi, sol)
+    _, ntk_all, _ = ntk_from_solution(w, phi, sol, trainable=("a", "A", "B"), X=X)
+    assert (ntk_all.diagonal() > ntk_aA.diagonal()).all()
+
+
+def test_relative_spectral_error_edges() -> None:
+    pytest.importorskip("torch")
+    from deqrmt.validate._compare import loglog_slope, relative_spectral_error
+
+    with pytest.raises(InvalidArgument, match=r"shapes differ: \(2, 2\) vs \(3, 3\)"):
+        relative_spectral_error(np.eye(2), np.eye(3))
+    with pytest.raises(InvalidArgument, match="relative error against a zero matrix"):
+        relative_spectral_error(np.zeros((2, 2)), np.eye(2))
+    with pytest.raises(InvalidArgument, match="ns and errors differ in length"):
+        loglog_slope([1, 2], [0.1])
+    # ‖diag(2, 1) − diag(1.5, 1)‖ / ‖diag(2, 1)‖ = 0.5 / 2; errors ∝ n^(−½): slope −½
+    assert relative_spectral_error(np.diag([2.0, 1.0]), np.diag([1.5, 1.0])) == pytest.approx(0.25)
+    assert loglog_slope([100, 400], [0.2, 0.1]) == pytest.approx(-0.5)
+
+
+# -- exact kernels ------------------------------------------------------------------------------
+
+
+def test_exact_kernels_argument_edges() -> None:
+    import dataclasses
+
+    torch = pytest.importorskip("torch")
+    from deqrmt.symbolic import library_activation
+    from deqrmt.validate._exact import exact_kernels
+    from deqrmt.validate._pointwise import CenteredActivation
+
+    act = CenteredActivation.from_activation(library_activation("erf"), 0.0)
+    X = np.random.default_rng(3).standard_normal((4, 6)) / 2  # p × n
+    with pytest.raises(InvalidArgument, match=r"X must be 2-D \(p × n, columns are samples\)"):
+        exact_kernels(act, X[:, 0], 0.2, 0.8)
+    with pytest.raises(InvalidArgument, match=r"non-empty subset of a, A, B; got \('W',\)"):
+        exact_kernels(act, X, 0.2, 0.8, trainable=("W",))
+    # a float64 tensor is used in place and gives the numpy input's kernels, bit for bit
+    ex = exact_kernels(act, X, 0.2, 0.8)
+    et = exact_kernels(act, torch.as_tensor(X), 0.2, 0.8)
+    np.testing.assert_array_equal(et.G, ex.G)
+    np.testing.assert_array_equal(et.K, ex.K)
+    bare = dataclasses.replace(ex, gdot_source=None)
+    with pytest.raises(InvalidArgument, match="built without a way to compute Ġ"):
+        _ = bare.Gdot
