@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("matplotlib")
 
 from deqrmt import BudgetExceeded, InvalidArgument  # noqa: E402
-from deqrmt.validate import paper_mixture, spectrum  # noqa: E402
+from deqrmt.validate import GaussianMixture, paper_mixture, spectrum  # noqa: E402
 from deqrmt.validate._spectrum_text import report_lines  # noqa: E402
 
 M = 1024
@@ -134,3 +134,26 @@ def test_a_designed_enn_is_drawn_and_listed_beside_the_deq() -> None:
     assert "CK: explicit (designed ENN, exact)" in titles
     # the NTK row has no designed ENN: its explicit panel is switched off
     assert sum(not ax.axison for ax in fig.axes) == 1
+
+
+def test_an_odd_activation_on_the_sphere_has_no_spikes_and_its_notes_are_counted() -> None:
+    r = spectrum("tanh", data="sphere", n=32, d=40, points=64)  # odd φ: α = 0, no spike
+    assert [ln for ln in report_lines(r) if ln.startswith("  spikes ")] == [
+        "  spikes       none"
+    ] * 2
+    assert r.notes and f"{len(r.notes)} note(s): .notes" in repr(r).splitlines()
+
+
+def test_more_than_four_spikes_are_counted_not_listed() -> None:
+    # six classes with distinct, separated means: six spikes per kernel; four are shown
+    p, k = 40, 6
+    means = np.zeros((k, p))
+    means[np.arange(k), np.arange(k)] = 3.0 + np.arange(k)
+    mix = GaussianMixture(means, np.ones((k, p)), np.full(k, 1 / k))
+    r = spectrum("tanh", data="gmm", mixture=mix, n=96, points=64)
+    assert len(r.ck.law.spikes) == k
+    text = repr(r).splitlines()
+    assert "  … 2 more spikes (.ck.law.spikes)" in text
+    assert sum(ln.startswith("  spike ") for ln in text) == 2 * 4
+    panel_texts = [t.get_text() for ax in r.figure().axes for t in ax.texts]
+    assert sum("… 2 more spikes" in t for t in panel_texts) == 2

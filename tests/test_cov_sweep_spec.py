@@ -169,6 +169,8 @@ def test_local_gpus_is_zero_without_a_driver_or_a_device(monkeypatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
     assert _connect.local_gpus() == 3
+    monkeypatch.setitem(sys.modules, "torch", None)  # a driver, but no torch to ask
+    assert _connect.local_gpus() == 0
 
 
 class _Client:

@@ -331,3 +331,27 @@ def test_the_summary_counts_failures_beyond_the_shown_ones_and_missing_tasks() -
     assert not r.ok and (r.failed, r.missing) == (7, 1)
     assert SweepProgress(4, 0, 4, 2, 0, 0.5).rate == 4.0
     assert SweepProgress(4, 0, 4, 0, 0, 0.0).rate == 0.0
+
+
+def test_error_plots_of_four_activations_with_gaps(tmp_path: Path) -> None:
+    # 4 activations on a 3-wide grid (two panels left empty); σ_a² = 0.2 lacks n = 128 and has
+    # no NTK error (a gap in its heat-map row, no dashed line); no coefficient task: no
+    # coefficients.png
+    pytest.importorskip("matplotlib")
+    from deqrmt.sweep import write_plots
+
+    recs = []
+    for act in ("tanh", "relu", "gelu", "erf"):
+        for sa2, ns in (("0.1", (64, 128)), ("0.2", (64,))):
+            for n in ns:
+                floats = {"ck_exact_vs_equiv": 0.1 * (64 / n) ** 0.5}
+                if sa2 == "0.1":
+                    floats["ntk_exact_vs_equiv"] = 0.2 * (64 / n) ** 0.5
+                inputs = {"activation": act, "sigma_a2": sa2, "n": n, "seed": 0}
+                recs.append(
+                    Record(f"{act}{sa2}{n}", "exact", inputs, {"floats": floats}, None, 0.1, 0.0)
+                )
+    written = write_plots(recs, tmp_path / "plots")
+    assert sorted(p.name for p in written) == ["error_heatmap.png", "error_vs_n.png"]
+    for p in written:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -441,3 +441,37 @@ def test_exact_kernels_argument_edges() -> None:
     bare = dataclasses.replace(ex, gdot_source=None)
     with pytest.raises(InvalidArgument, match="built without a way to compute Ġ"):
         _ = bare.Gdot
+
+
+def test_the_sphere_kernel_map_refuses_what_its_series_cannot_serve() -> None:
+    from deqrmt import NoConvergence
+    from deqrmt.numeric import sphere_coefficients
+    from deqrmt.validate._sphere_mc import _truncate, implicit_sphere_kernels, sphere_sample
+
+    d = 400  # correlations of random points ~ d^(−½): within the series' reach
+    coef = sphere_coefficients("tanh", "0.2", None, d=d, dps=15)
+    X = sphere_sample(4, d, seed=1)
+    with pytest.raises(NoConvergence, match="did not converge in 1 iterations"):
+        implicit_sphere_kernels(X, "tanh", coef, max_iterations=1)
+    twins = np.hstack([X, X[:, :1]])  # a repeated sample: correlation 1, beyond the series' reach
+    with pytest.raises(NoConvergence, match="off-diagonal correlation 1 exceeds r_max"):
+        implicit_sphere_kernels(twins, "tanh", coef)
+    # a tail that never falls below float64's reach (norm ≫ Σ c): nothing is dropped
+    c = np.array([1.0, 0.5, 0.25])
+    assert _truncate(c, 10.0, 1.0) is c
+
+
+def test_a_bias_check_cut_short_names_every_failure(deq) -> None:
+    # 3 GD steps: no step size interpolates, so the check fails and says why, run by run
+    pytest.importorskip("torch")
+    from deqrmt.validate._bias import check_bias
+
+    c = check_bias(deq, n=2, d=5, max_steps=3, device="cpu")
+    assert not c.passed
+    stalled = [f for f in c.failures if "did not interpolate in 3 steps" in f]
+    assert len(stalled) == len(c.runs) and all(not r.converged for r in c.runs)
+    grows = any(b > a for a, b in zip(c.gaps, c.gaps[1:], strict=False))
+    assert grows == any(f.startswith("the gap does not shrink") for f in c.failures)
+    unclear = c.l2_gap < 10 * c.gaps[-1]
+    assert unclear == any("cannot tell the derived bias from least norm" in f for f in c.failures)
+    assert grows and unclear  # both happen 3 steps from the start (gaps 0.11 … 0.19; ℓ2 0.96)
