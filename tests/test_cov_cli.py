@@ -36,9 +36,9 @@ def test_a_list_given_with_spaces_is_joined_with_commas_up_to_the_next_flag(caps
     )
 
 
-def test_an_unknown_token_without_a_command_has_no_command_hint(capsys) -> None:
+def test_an_unknown_flag_without_a_command_points_at_the_top_level_help(capsys) -> None:
     err = _usage_error(["--nonsense-flag"], capsys)
-    assert "(see deqrmt --help)" in err
+    assert "the following arguments are required: COMMAND (see deqrmt --help)" in err
 
 
 def test_words_of_one_argument_are_not_hinted_at_separately(capsys) -> None:

@@ -157,3 +157,8 @@ def test_more_than_four_spikes_are_counted_not_listed() -> None:
     assert sum(ln.startswith("  spike ") for ln in text) == 2 * 4
     panel_texts = [t.get_text() for ax in r.figure().axes for t in ax.texts]
     assert sum("… 2 more spikes" in t for t in panel_texts) == 2
+
+
+def test_a_design_for_other_sigmas_is_refused() -> None:
+    with pytest.raises(InvalidArgument, match=r"sigma_a2=0\.3 differs from the design's 1/5"):
+        spectrum("tanh", data="gmm", n=48, enn=DESIGN, sigma_a2="0.3", sigma_b2="0.7", points=64)

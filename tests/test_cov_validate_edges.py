@@ -141,18 +141,26 @@ def test_bias_problem_arguments_are_checked(deq) -> None:
 # -- the sphere's Monte Carlo ---------------------------------------------------------------------
 
 
-def test_sphere_sample_and_kernels_refuse_what_is_not_on_the_sphere() -> None:
+D_SPHERE = 400  # correlations of random points ~ d^(−½): within the dual series' reach
+
+
+@pytest.fixture(scope="module")
+def tanh_sphere():  # type: ignore[no-untyped-def]
     from deqrmt.numeric import sphere_coefficients
+
+    return sphere_coefficients("tanh", "0.2", None, d=D_SPHERE, dps=15)
+
+
+def test_sphere_sample_and_kernels_refuse_what_is_not_on_the_sphere(tanh_sphere) -> None:
     from deqrmt.validate._sphere_mc import implicit_sphere_kernels, sphere_sample, validate_sphere
 
     with pytest.raises(InvalidArgument, match=r"need n >= 2 and d >= 2, got n=1, d=5"):
         sphere_sample(1, 5)
-    coef = sphere_coefficients("tanh", "0.2", None, d=8, dps=15)
-    X = sphere_sample(4, 8, seed=1)
+    X = sphere_sample(4, D_SPHERE, seed=1)
     with pytest.raises(InvalidArgument, match="the columns of X must have unit norm"):
-        implicit_sphere_kernels(2 * X, "tanh", coef)
-    with pytest.raises(InvalidArgument, match=r"coefficients were computed for d = 8, not d = 9"):
-        validate_sphere("tanh", n=4, d=9, coefficients=coef)
+        implicit_sphere_kernels(2 * X, "tanh", tanh_sphere)
+    with pytest.raises(InvalidArgument, match=r"coefficients were computed for d = 400, not d = 9"):
+        validate_sphere("tanh", n=4, d=9, coefficients=tanh_sphere)
 
 
 @pytest.mark.parametrize("n", [3, 50, 300])
@@ -443,19 +451,16 @@ def test_exact_kernels_argument_edges() -> None:
         _ = bare.Gdot
 
 
-def test_the_sphere_kernel_map_refuses_what_its_series_cannot_serve() -> None:
+def test_the_sphere_kernel_map_refuses_what_its_series_cannot_serve(tanh_sphere) -> None:
     from deqrmt import NoConvergence
-    from deqrmt.numeric import sphere_coefficients
     from deqrmt.validate._sphere_mc import _truncate, implicit_sphere_kernels, sphere_sample
 
-    d = 400  # correlations of random points ~ d^(−½): within the series' reach
-    coef = sphere_coefficients("tanh", "0.2", None, d=d, dps=15)
-    X = sphere_sample(4, d, seed=1)
+    X = sphere_sample(4, D_SPHERE, seed=1)
     with pytest.raises(NoConvergence, match="did not converge in 1 iterations"):
-        implicit_sphere_kernels(X, "tanh", coef, max_iterations=1)
+        implicit_sphere_kernels(X, "tanh", tanh_sphere, max_iterations=1)
     twins = np.hstack([X, X[:, :1]])  # a repeated sample: correlation 1, beyond the series' reach
     with pytest.raises(NoConvergence, match="off-diagonal correlation 1 exceeds r_max"):
-        implicit_sphere_kernels(twins, "tanh", coef)
+        implicit_sphere_kernels(twins, "tanh", tanh_sphere)
     # a tail that never falls below float64's reach (norm ≫ Σ c): nothing is dropped
     c = np.array([1.0, 0.5, 0.25])
     assert _truncate(c, 10.0, 1.0) is c
