@@ -201,3 +201,82 @@ def test_a_failed_tile_is_reported_as_what_it_is() -> None:
         _kernel_run._raise_task_error(KilledWorker("x"), (2, 3), "K.zarr")
     with pytest.raises(ZeroDivisionError):  # a bug stays a bug (exit 70), not a user error
         _kernel_run._raise_task_error(ZeroDivisionError("x"), (0, 0), "K.zarr")
+
+
+# -- the driver's loop over tiles, on a stand-in client ----------------------------------------------
+
+
+class _TileFuture:
+    def __init__(self, status: str, result: object) -> None:
+        self.status, self._result = status, result
+        self.released = self.cancelled = False
+
+    def result(self) -> object:
+        if isinstance(self._result, BaseException):
+            raise self._result
+        return self._result
+
+    def exception(self) -> object:
+        return self._result
+
+    def release(self) -> None:
+        self.released = True
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class _TileClient:
+    """``map`` answers each tile with the next outcome its script lists (status, result)."""
+
+    loop = None
+
+    def __init__(self, script: dict[tuple[int, int], list[tuple[str, object]]]) -> None:
+        self.script = {t: list(v) for t, v in script.items()}
+        self.submitted: list[tuple[int, int]] = []
+
+    def map(self, func, *args, **kwargs):  # type: ignore[no-untyped-def]
+        tiles = list(zip(args[3], args[4], strict=True))
+        self.submitted += tiles
+        return [_TileFuture(*self.script[t].pop(0)) for t in tiles]
+
+
+def _run_tiles(monkeypatch, script):  # type: ignore[no-untyped-def]
+    import types
+
+    fake = types.SimpleNamespace(as_completed=lambda futs, loop=None: iter(futs))
+    monkeypatch.setattr(_kernel_run, "require_distributed", lambda: fake)
+    client = _TileClient(script)
+    seen: list[tuple[int, int]] = []
+    done = _kernel_run._run_tiles(
+        client, "K.zarr", "sid", _spec(), list(script), "cpu", lambda d, t: seen.append((d, t))
+    )
+    return done, client.submitted, seen
+
+
+def test_tiles_lost_with_a_worker_are_submitted_again(monkeypatch) -> None:
+    from concurrent.futures import CancelledError
+
+    ok = ("finished", {"skipped": False})
+    script = {
+        (0, 0): [ok],
+        (0, 1): [("cancelled", None), ok],  # lost with its worker
+        (1, 1): [("finished", CancelledError()), ok],  # released meanwhile
+    }
+    done, submitted, seen = _run_tiles(monkeypatch, script)
+    assert done == 3
+    assert submitted == [(0, 0), (0, 1), (1, 1), (0, 1), (1, 1)]
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_a_tile_lost_every_round_is_left_missing(monkeypatch) -> None:
+    rounds = _kernel_run.LOST_ROUNDS + 1
+    done, submitted, _ = _run_tiles(monkeypatch, {(0, 0): [("cancelled", None)] * rounds})
+    assert done == 0 and submitted == [(0, 0)] * rounds  # the caller reports it missing
+
+
+def test_a_tile_that_failed_or_found_another_store_stops_the_run(monkeypatch) -> None:
+    with pytest.raises(FileError, match=r"cannot write tile \(0, 0\) of 'K.zarr': Read-only"):
+        _run_tiles(monkeypatch, {(0, 0): [("error", OSError(30, "Read-only file system"))]})
+    with pytest.raises(StoreError, match="was replaced while this run wrote it"):
+        _run_tiles(monkeypatch, {(0, 0): [("finished", {"skipped": True})]})

@@ -285,3 +285,35 @@ def test_deferred_interrupts_where_sigint_is_ignored_or_default() -> None:
         assert signal.getsignal(signal.SIGINT) == signal.SIG_DFL
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+# -- what a finished future becomes in the store ---------------------------------------------------
+
+
+class _Future:
+    def __init__(
+        self, status: str, result: object = None, exc: BaseException | None = None
+    ) -> None:
+        self.status, self._result, self._exc = status, result, exc
+
+    def result(self) -> object:
+        if self._exc is not None:
+            raise self._exc
+        return self._result
+
+    def exception(self) -> BaseException | None:
+        return self._exc
+
+
+def test_a_future_that_failed_or_vanished_is_recorded_as_such() -> None:
+    from concurrent.futures import CancelledError
+
+    (task,) = parse_spec('kind = "coefficients"\n' + BASE).tasks
+    # a task that raised past Dask's retries: stored as a failure with its type and message
+    rec = _run._record(_Future("error", exc=ZeroDivisionError("1/0 in a task")), task, 7)
+    assert rec is not None and rec.outputs is None and rec.run_id == 7
+    assert rec.error == "ZeroDivisionError: 1/0 in a task"
+    assert (rec.key, rec.kind, dict(rec.inputs)) == (task.key, task.kind, dict(task.inputs))
+    # released meanwhile, or cancelled with its worker: nothing stored (the task stays missing)
+    assert _run._record(_Future("finished", exc=CancelledError()), task, 7) is None
+    assert _run._record(_Future("cancelled"), task, 7) is None
