@@ -355,3 +355,19 @@ def test_error_plots_of_four_activations_with_gaps(tmp_path: Path) -> None:
     assert sorted(p.name for p in written) == ["error_heatmap.png", "error_vs_n.png"]
     for p in written:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_store_corrupted_while_open_is_a_one_line_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    with ResultStore(path) as st:
+        for i in range(50):
+            st.add(_record(f"k{i}", {"a": i}, x=1.0))
+    with ResultStore(path) as st:
+        size = path.stat().st_size
+        with open(path, "r+b") as fh:  # another program overwrites the pages after the first two
+            fh.seek(2 * 4096)
+            fh.write(b"\xa5" * (size - 2 * 4096))
+            fh.seek(24)  # SQLite's file change counter: the open connection drops its cache
+            fh.write((12345).to_bytes(4, "big"))
+        with pytest.raises(StoreError, match=r"is not a usable sweep store \(database disk image"):
+            st.records()
