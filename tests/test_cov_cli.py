@@ -234,3 +234,15 @@ def test_spectrum_plot_with_a_broken_matplotlib_spec_is_a_missing_extra(
     monkeypatch.setitem(sys.modules, "matplotlib", broken)
     assert main(["spectrum", "tanh", "--plot", str(tmp_path / "p")]) == 2
     assert "--plot` needs matplotlib" in capsys.readouterr().err
+
+
+def test_an_interrupt_a_library_swallowed_still_exits_130(monkeypatch, capsys) -> None:
+    # The command finished, but a KeyboardInterrupt was raised in it (a library caught it and
+    # went on): the run is reported interrupted (130), not as a success.
+    from deqrmt.cli import _process
+
+    assert main(["families"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(_process, "interrupt_raised", lambda: True)
+    assert main(["families"]) == 130
+    assert capsys.readouterr().err == "deqrmt: interrupted\n"

@@ -371,3 +371,26 @@ def test_a_store_corrupted_while_open_is_a_one_line_error(tmp_path: Path) -> Non
             fh.write((12345).to_bytes(4, "big"))
         with pytest.raises(StoreError, match=r"is not a usable sweep store \(database disk image"):
             st.records()
+
+
+def test_store_file_edges(tmp_path: Path, monkeypatch) -> None:
+    import stat
+
+    from deqrmt.sweep import _store_file
+
+    assert _store_file.file_kind(0) == "not a regular file"  # a mode of no kind at all
+    assert _store_file.file_kind(stat.S_IFSOCK) == "a socket"
+    # an empty regular companion file is no danger: the store opens beside it
+    path = tmp_path / "s.sqlite"
+    Path(f"{path}-wal").write_bytes(b"")
+    with ResultStore(path) as st:
+        assert len(st) == 0
+    # another process created, then removed, the file between the check and the create
+    other = tmp_path / "t.sqlite"
+
+    def racing_open(*args: Any, **kwargs: Any) -> int:
+        raise FileExistsError(17, "File exists")
+
+    monkeypatch.setattr(_store_file.os, "open", racing_open)
+    with pytest.raises(StoreError, match="changed while being opened; try again"):
+        _store_file.create(other, "'t.sqlite'")
