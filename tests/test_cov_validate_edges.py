@@ -480,3 +480,24 @@ def test_a_bias_check_cut_short_names_every_failure(deq) -> None:
     unclear = c.l2_gap < 10 * c.gaps[-1]
     assert unclear == any("cannot tell the derived bias from least norm" in f for f in c.failures)
     assert grows and unclear  # both happen 3 steps from the start (gaps 0.11 … 0.19; ℓ2 0.96)
+
+
+def test_certificate_sizes_refuse_what_is_no_list_of_sizes_or_ratio() -> None:
+    from deqrmt.validate._design_file import check_certificate_sizes
+
+    for ns in ("256,512", b"256", 256, []):
+        with pytest.raises(InvalidArgument, match="give one or more sample sizes"):
+            check_certificate_sizes(ns, 0.8, 256, 0)
+    for ratio in (True, "0.8", math.nan, math.inf):
+        with pytest.raises(InvalidArgument, match="p/n must be a finite number"):
+            check_certificate_sizes([256, 512], ratio, 256, 0)
+
+
+def test_a_centre_that_is_not_finite_is_refused() -> None:
+    pytest.importorskip("torch")
+    from deqrmt.symbolic import get_activation
+    from deqrmt.validate._pointwise import CenteredActivation
+
+    for c in (math.nan, math.inf):
+        with pytest.raises(InvalidArgument, match="center must be finite"):
+            CenteredActivation.from_activation(get_activation("tanh"), c)
