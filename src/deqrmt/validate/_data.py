@@ -254,4 +254,9 @@ def empirical_statistics(sample: MixtureSample) -> MixtureStatistics:
             else:
                 T[a, b] = p * block.mean()
     tr0 = float(counts / n @ tr)
+    if not tr0 > 0:  # named here: MixtureStatistics would only say "tau0 … got 0.0"
+        raise InvalidArgument(
+            "X has no within-class variance (every sample equals its class mean: τ0 = 0); "
+            "the equivalent needs data with noise: check X and the labels."
+        )
     return MixtureStatistics(J=J, psi=psi, t=(tr - tr0) * math.sqrt(p), T=T, tau0=math.sqrt(tr0))

@@ -14,7 +14,6 @@ features by √p).  numpy only: no torch is needed.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -155,10 +154,6 @@ def equivalent_kernels(
         if stats.J.shape[0] != n:
             raise InvalidArgument(f"statistics are for {stats.J.shape[0]} samples, X has {n}.")
         classes = tuple(range(stats.J.shape[1]))
-    if not (stats.tau0 > 0 and math.isfinite(stats.tau0)):
-        raise InvalidArgument(
-            f"X: τ0 = {stats.tau0!r}; the data must not be all zero (nor the statistics' τ0)."
-        )
     coef = deq_coefficients(
         act, sigma_a2, sigma_b2, repr(float(stats.tau0)), dps, trainable=trainable
     )

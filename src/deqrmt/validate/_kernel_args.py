@@ -15,6 +15,7 @@ import dataclasses
 import functools
 from typing import Any
 
+import numpy as np
 import torch
 
 from .._arguments import choice, integer, number, show
@@ -125,7 +126,7 @@ def _trainable(trainable: Any) -> tuple[str, ...]:
 def _progress(progress: Any) -> Any:
     if progress is None or callable(progress):
         return progress
-    if isinstance(progress, bool) or type(progress).__name__ == "bool_":
+    if isinstance(progress, bool | np.bool_):  # numpy 2 names its type "bool", not "bool_"
         return bool(progress)
     raise InvalidArgument(
         f"progress={show(progress)}: expected True, False, None or a function "

@@ -271,7 +271,7 @@ def _decay(lam: np.ndarray, t: float) -> np.ndarray:
 def _one_time(value: Any, name: str) -> float:
     if (
         not isinstance(value, bool)
-        and type(value).__name__ != "bool_"
+        and not isinstance(value, np.bool_)
         and isinstance(value, numbers.Real)
         and math.isinf(float(value))
         and float(value) > 0

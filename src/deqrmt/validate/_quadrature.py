@@ -46,13 +46,6 @@ class GaussianRule:
     xi_local: torch.Tensor
     w_local: torch.Tensor
 
-    def expect(self, shared: torch.Tensor, local: torch.Tensor) -> torch.Tensor:
-        """Σ over nodes of values × weights; ``shared`` is (n, Q0), ``local`` is (n, Q1)."""
-        out = shared @ self.w
-        if self.xi_local.shape[1]:
-            out = out + (local * self.w_local).sum(dim=1)
-        return out
-
 
 def _gl(order: int) -> tuple[np.ndarray, np.ndarray]:
     x, w = np.polynomial.legendre.leggauss(order)

@@ -172,7 +172,7 @@ def risk(
 def _progress_arg(progress: Any) -> Any:
     if progress is None or callable(progress):
         return progress
-    if isinstance(progress, bool) or type(progress).__name__ == "bool_":
+    if isinstance(progress, bool | np.bool_):  # numpy 2 names its type "bool", not "bool_"
         return bool(progress)
     raise InvalidArgument(
         f"progress={_arguments.show(progress)}: expected True, False, None or a function "
