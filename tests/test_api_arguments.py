@@ -632,3 +632,15 @@ def test_choices_keeps_order_and_repeats_and_refuses_the_rest() -> None:
         _arguments.choices(["a"] * 9, "kinds", "kinds", options)
     with pytest.raises(InvalidArgument):
         _arguments.choices("ab", "kinds", "kinds", options)
+
+
+def test_numpy_booleans_are_booleans_and_not_numbers() -> None:
+    """numpy 2 names its boolean scalar type ``bool`` (``bool_`` before): both are booleans."""
+    import numpy as np
+
+    from deqrmt._arguments import boolean, number
+    from deqrmt._errors import InvalidArgument
+
+    assert boolean(np.True_, "center") is True and boolean(np.False_, "center") is False
+    with pytest.raises(InvalidArgument, match="a bool is not a number"):
+        number(np.True_, "sigma_a2")

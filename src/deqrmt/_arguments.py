@@ -131,6 +131,12 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def _numpy_bool(value: Any) -> bool:
+    """numpy's boolean scalar: ``numpy.bool_`` before numpy 2, named ``numpy.bool`` since."""
+    kind = type(value)
+    return kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool")
+
+
 # ---------------------------------------------------------------------------
 # Numbers
 # ---------------------------------------------------------------------------
@@ -199,7 +205,7 @@ def number(value: Any, name: str) -> Fraction:
       >>> number(0.2, "sigma_a2"), number("1/5", "sigma_a2"), number("1e-3", "tau0")
       (Fraction(1, 5), Fraction(1, 5), Fraction(1, 1000))
     """
-    if isinstance(value, bool) or _type_name(value) == "bool_":
+    if isinstance(value, bool) or _numpy_bool(value):
         raise InvalidArgument(f"{name}={show(value)}: a bool is not a number; {_NUMBER_HELP}.")
     if isinstance(value, str):
         return _from_text(value, name, value)
@@ -268,7 +274,7 @@ def boolean(value: Any, name: str) -> bool:
     ``center="False"`` cannot turn centering on."""
     if isinstance(value, bool):
         return value
-    if _type_name(value) == "bool_":
+    if _numpy_bool(value):
         return bool(value)
     raise InvalidArgument(f"{name}={show(value)}: expected True or False, got {_type_name(value)}.")
 
