@@ -106,7 +106,7 @@ def test_mixture_gram_refuses_bad_shapes_and_values() -> None:
 def test_a_negative_alpha_puts_the_spike_below_the_bulk_as_sampled() -> None:
     """α 11ᵀ + β XᵀX + μI with α < 0: one eigenvalue leaves the bulk downwards; the predicted
     spike matches the smallest sampled eigenvalue (n = 300 points on S^{359}, seed 0)."""
-    n, d, alpha, beta, mu = 300, 360, -0.002, 0.9, 0.5
+    n, d, alpha, beta, mu = 300, 360, -0.05, 0.9, 0.5
     law = sphere_spectrum(alpha, beta, mu, n, d, points=201)
     assert len(law.spikes) == 1 and law.spikes[0] < law.bulk_edges[0]
     X = np.random.default_rng(0).standard_normal((d, n))
@@ -114,7 +114,7 @@ def test_a_negative_alpha_puts_the_spike_below_the_bulk_as_sampled() -> None:
     ev = np.linalg.eigvalsh(alpha + beta * X.T @ X + mu * np.eye(n))
     k = kolmogorov_distance(law, ev)
     assert k.spikes[0] == ev.min()
-    assert k.spike_errors[0] < 0.02 and k.distance < 0.06
+    assert k.spike_errors[0] < 0.02 and k.distance < 0.03
 
 
 def test_kolmogorov_distance_needs_two_finite_eigenvalues() -> None:
@@ -194,7 +194,7 @@ def test_enclose_moments_refuses_a_scale_that_is_not_positive() -> None:
 
 def test_agreed_digits_of_values_that_differ_in_the_first_digit() -> None:
     assert _agreed(mpmath.mpf(1), mpmath.mpf(2), 10) == 0
-    assert _agreed(mpmath.mpf("1.2345"), mpmath.mpf("1.2346"), 10) == 4
+    assert _agreed(mpmath.mpf("1.2341"), mpmath.mpf("1.2342"), 10) == 4
     assert _agreed(mpmath.mpf(3), mpmath.mpf(3), 7) == 7
 
 

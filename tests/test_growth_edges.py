@@ -135,7 +135,7 @@ def test_constants_are_balls_and_non_finite_constants_are_refused() -> None:
         ref = mpmath.pi / 3
         assert _mp(arb(b.lower())) <= ref <= _mp(arb(b.upper())) + mpmath.mpf(2) ** -60
     with pytest.raises(NotEnclosable, match="not finite"):
-        constant_ball(sp.log(sp.Integer(0), evaluate=False))
+        constant_ball(sp.atanh(sp.Integer(2), evaluate=False))  # Arb: nan off (−1, 1)
     with pytest.raises(NotEnclosable):
         constant_ball(sp.besselj(0, 1))  # outside Arb's functions
     for v in (arb("nan"), arb("inf")):
@@ -167,7 +167,7 @@ def test_lower_bound_is_the_expected_value_and_holds(e: sp.Expr, want) -> None:
     for x0 in X0S:
         low = lower_bound(e, x0)
         assert low is not None
-        w = mpmath.mpf(want(int(x0.mid())))
+        w = mpmath.mpf(want(int(float(x0.mid()))))
         assert abs(_mp(low) - w) <= mpmath.mpf(2) ** -50 * (1 + abs(w)), (e, x0, low)
         for x in _samples(x0):
             assert f(x) >= _mp(low) - mpmath.mpf(10) ** -12
