@@ -71,7 +71,9 @@ def test_two_sided_and_quadrature_derivations_have_smaller_limits() -> None:
     )
     with pytest.raises(BudgetExceeded, match="two finite ends"):
         check_sizes(2, 300, derivation=two_sided)  # type: ignore[arg-type]
-    quad = types.SimpleNamespace(domain=sp.S.Reals, expression="atan(w)", closed_form=False)
+    x = sp.Symbol("x", real=True)
+    implicit = sp.ConditionSet(x, sp.Gt(x**3 + x, -1), sp.S.Reals)  # not an Interval
+    quad = types.SimpleNamespace(domain=implicit, expression="atan(w)", closed_form=False)
     assert domain_bounds(quad) == (-math.inf, math.inf)  # type: ignore[arg-type]
     with pytest.raises(BudgetExceeded, match="no closed form"):
         check_sizes(2, 300, derivation=quad)  # type: ignore[arg-type]
@@ -82,19 +84,25 @@ def test_data_that_is_not_numbers_is_invalid() -> None:
         minimum_norm_interpolant([["a", "b"]], [1.0])
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_nnls_agrees_with_scipy(seed: int) -> None:
-    """Random problems where some of the unconstrained solution is negative, so the
-    active set moves (the inner back-tracking loop runs)."""
+@pytest.mark.parametrize("shape", [(8, 6), (6, 10), (3, 5)])
+@pytest.mark.parametrize("seed", range(4))
+def test_nnls_agrees_with_scipy(shape: tuple[int, int], seed: int) -> None:
+    """Random problems where some of the unconstrained solution is negative, so the active
+    set moves (with more columns than rows a column leaves it again: the inner back-tracking
+    loop runs, e.g. at shape (6, 10), seed 0).  The closest point of the cone, A t, is unique
+    even where t is not, so A t and the residual are compared; t too where A has full column
+    rank."""
     rng = np.random.default_rng(seed)
-    A = rng.standard_normal((8, 6))
-    b = rng.standard_normal(8)
+    A = rng.standard_normal(shape)
+    b = rng.standard_normal(shape[0])
     t, r = _nnls(A, b)
     t_ref, rnorm = scipy_nnls(A, b)
     assert (t >= 0).all()
-    assert np.allclose(t, t_ref, atol=1e-10)
+    assert np.allclose(A @ t, A @ t_ref, atol=1e-10)
     assert abs(np.linalg.norm(r) - rnorm) < 1e-10
     assert np.allclose(r, b - A @ t)
+    if shape[0] >= shape[1]:
+        assert np.allclose(t, t_ref, atol=1e-10)
 
 
 def test_interior_point_below_a_finite_upper_end() -> None:

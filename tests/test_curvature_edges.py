@@ -61,3 +61,23 @@ def test_cell_names() -> None:
     assert _which(4, None) == "τ → ∞" and _where(4, None) == "τ → ∞"
     assert _which(Fraction(1), Fraction(2)) == "τ ∈ [2^1, 2^2]"
     assert _where(0, 2) == "τ ≈ 2.0"
+
+
+def _stein(tau: mpmath.mpf) -> mpmath.mpf:
+    """E[(φ²)''(τξ)] = τ^(−2) E[(ξ² − 1) φ(τξ)²] for φ = softplus, by mpmath.quad."""
+
+    def integrand(xi):  # type: ignore[no-untyped-def]
+        return (xi**2 - 1) * mpmath.log(1 + mpmath.exp(tau * xi)) ** 2 * mpmath.npdf(xi)
+
+    return mpmath.quad(integrand, [-mpmath.inf, -4, -1, 0, 1, 4, mpmath.inf]) / tau**2
+
+
+def test_softplus_supremum_at_infinity_is_bounded_and_contains_the_samples() -> None:
+    """softplus² has its curvature rising towards τ → ∞: the end cell is split on the way;
+    every sampled E[(φ²)''(τξ)] lies below the upper bound, and the lower bound is attained."""
+    b = curvature_bound("softplus(x)", budget=60)
+    assert b.kind == "bounded"
+    with mpmath.workdps(20):
+        samples = [_stein(mpmath.mpf(2) ** (mpmath.mpf(k) / 2)) for k in range(-6, 13, 3)]
+    assert all(v <= b.upper for v in samples)
+    assert b.lower <= b.upper and b.lower <= max(samples) + mpmath.mpf("0.05")

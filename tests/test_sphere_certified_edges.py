@@ -95,3 +95,10 @@ def test_real_root_context_decides_the_radicands_sign() -> None:
             ctx.sqrt(arb(-1))
         with pytest.raises(NotEnclosable, match="undecided"):
             ctx.sqrt(arb(0, 1))
+
+
+def test_an_irrational_kink_is_not_an_exact_split_point() -> None:
+    act = get_activation("max(x, sqrt(2))")
+    assert any(not k.is_Rational for k in act.kinks)
+    with workprec(160), pytest.raises(NotEnclosable, match="irrational kink"):
+        Projections(act, arb(1), 160, Controls())
