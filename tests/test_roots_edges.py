@@ -34,12 +34,35 @@ def _poly(roots: list[float], sign: float = -1.0):
 
 
 def test_scan_finds_a_root_that_sits_on_a_grid_node() -> None:
-    """h(q) = −(q − 2): q0 = 1 and the grid ratio 2 put a node exactly on the root."""
+    """h(q) = −(q − 2): q0 = 1 and the grid ratio 2 put a node exactly on the root, which both
+    cells around it see: it is reported once, as the exact point (2, 2), falling through 0."""
     roots, complete = scan(_poly([2.0]), 1.0, ratio=2.0, decades=1)
     assert complete
-    assert roots and roots[0][2] == -1
-    a, b, _ = roots[0]
-    assert a <= 2.0 <= b
+    assert roots == [(2.0, 2.0, -1)]
+
+
+def test_scan_root_at_q0_itself() -> None:
+    """h(q0) = 0 exactly: the first cell starts on the root; it is reported once, at q0."""
+    roots, _ = scan(_poly([1.0]), 1.0, ratio=2.0, decades=1)
+    assert roots == [(1.0, 1.0, -1)]
+
+
+@pytest.mark.parametrize(
+    ("roots_in", "on_node"),
+    [
+        ((1.5, 4.0, 10.0), (4.0, 4.0, 1)),  # a rising root on the node 4
+        ((1.5, 3.0, 8.0), (8.0, 8.0, -1)),  # a falling root on the node 8, after two others
+    ],
+)
+def test_scan_root_on_a_node_after_other_roots(roots_in, on_node) -> None:  # type: ignore[no-untyped-def]
+    """Three roots on the grid 1, 2, 4, 8, …, one of them on a node: three brackets, each
+    root inside its own, the one on the node once and exactly, with its kind (h' there)."""
+    roots, complete = scan(_poly(list(roots_in)), 1.0, ratio=2.0, decades=1, cap=64.0)
+    assert complete
+    assert len(roots) == 3, roots
+    assert on_node in roots
+    for (a, b, kind), r, want in zip(roots, roots_in, (-1, 1, -1), strict=True):
+        assert a <= r <= b and kind == want, roots
 
 
 def test_scan_finds_three_close_roots_in_one_cell() -> None:
@@ -53,11 +76,12 @@ def test_scan_finds_three_close_roots_in_one_cell() -> None:
         assert a <= r <= b
 
 
-def test_scan_reports_a_touching_root_as_double() -> None:
-    """h(q) = (q − 3)² touches 0 at 3 without changing sign: kind 0, a == b ≈ 3."""
-    roots, _ = scan(_poly([3.0, 3.0], sign=1.0), 1.0, ratio=1.5, decades=1, cap=10.0)
-    assert (3.0, 3.0, 0) in roots, "a touching root must be reported as neutral"
-    assert all(a <= 3.0 <= b for a, b, _ in roots)
+def test_scan_reports_a_touching_root_once_as_neutral() -> None:
+    """h(q) = (q − 3)² touches 0 at 3 without changing sign: the cubic model of a quadratic is
+    exact, so the split lands on q = 3 itself; one root, kind 0 (F' = 1), not an attracting one."""
+    for ratio in (1.3, 1.5, 2**0.5):
+        roots, _ = scan(_poly([3.0, 3.0], sign=1.0), 1.0, ratio=ratio, decades=1, cap=10.0)
+        assert roots == [(3.0, 3.0, 0)], ratio
 
 
 def test_scan_stops_when_h_overflows_or_raises() -> None:
