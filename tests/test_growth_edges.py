@@ -161,7 +161,7 @@ LOWER_BOUNDS = [
 ]
 
 
-@pytest.mark.parametrize(("e", "want"), LOWER_BOUNDS, ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize(("e", "want"), LOWER_BOUNDS, ids=[str(e) for e, _ in LOWER_BOUNDS])
 def test_lower_bound_is_the_expected_value_and_holds(e: sp.Expr, want) -> None:
     f = _f(e)
     for x0 in X0S:
