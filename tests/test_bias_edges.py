@@ -45,13 +45,21 @@ def test_a_limit_needs_coordinates() -> None:
         ((0, 5), {}, InvalidArgument, "n < d"),
         ((1, 5), {"step_sizes": 0}, BudgetExceeded, "step sizes"),
         ((1, 5), {"step_sizes": MAX_STEP_SIZES + 1}, BudgetExceeded, "step sizes"),
-        ((1, MAX_D + 1), {}, BudgetExceeded, "coordinates"),
         ((100, 1000), {"dps": 30}, BudgetExceeded, "products"),
     ],
 )
 def test_check_sizes_refuses_before_any_work(args, kwargs, error, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(error, match=match):
         check_sizes(*args, **kwargs)
+
+
+def test_too_many_coordinates_are_refused_by_count() -> None:
+    """A one-sided domain (no 2d-variable NNLS): the memory estimate is small, the count refuses."""
+    one_sided = types.SimpleNamespace(
+        domain=sp.Interval.open(0, sp.oo), expression="1/(1-w)", closed_form=True
+    )
+    with pytest.raises(BudgetExceeded, match="coordinates"):
+        check_sizes(1, MAX_D + 1, derivation=one_sided)  # type: ignore[arg-type]
 
 
 def test_check_sizes_accepts_a_small_check() -> None:
