@@ -71,7 +71,12 @@ _N = "src/deqrmt/numeric/"
 TARGETS: tuple[Target, ...] = (
     Target(
         _N + "_roots.py",
-        ("tests/test_roots_model.py", "tests/test_fixed_point.py", "tests/test_steep_roots.py"),
+        (
+            "tests/test_roots_model.py",
+            "tests/test_fixed_point.py",
+            "tests/test_steep_roots.py",
+            "tests/test_roots_edges.py",
+        ),
     ),
     Target(
         _N + "_fixed_point.py",
@@ -248,7 +253,7 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "keeps the float above the bound either way",
     _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
     "turning point; splitting the cell there or not finds the same roots",
-    _R + "120:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
+    _R + "125:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
     "and [mid, b], which record the root at mid (examine's h == 0 cases)",
 }
 

@@ -31,9 +31,8 @@ from fractions import Fraction
 import mpmath
 
 from .. import _arguments
-from .._errors import BudgetExceeded, DeqrmtError, InvalidArgument, NoConvergence
+from .._errors import DeqrmtError, InvalidArgument, NoConvergence
 from .._json import JSONObject
-from .._untrusted import bounded_int
 from ..symbolic import Activation, Family, get_activation, get_family
 from ._arb import bits_for_digits, workprec
 from ._context import EngineContext, Num
@@ -71,7 +70,6 @@ __all__ = ["Design", "DesignSolution", "design_enn"]
 
 #: multi-start count: each start is a Levenberg–Marquardt solve at dps+10 (docs/limits.md)
 MAX_STARTS = 200
-MAX_SEED = 2**63 - 1
 
 
 def design_enn(
@@ -143,17 +141,6 @@ def design_enn(
     _arguments.integer(starts, "starts", 1, MAX_STARTS)
     seed = _arguments.seed(seed)
     _arguments.optional_callable(progress, "progress")
-    if kernel not in ("ck", "ntk"):
-        raise InvalidArgument(f"kernel={kernel!r}: choose 'ck' or 'ntk'.")
-    if isinstance(layers, bool) or not (layers is None or isinstance(layers, int)):
-        raise InvalidArgument(f"layers={layers!r}: expected an integer or None.")
-    if layers is not None and not 1 <= layers <= MAX_LAYERS:
-        raise BudgetExceeded(f"layers={layers}: choose 1 to {MAX_LAYERS} layers (docs/limits.md).")
-    if isinstance(starts, bool) or not isinstance(starts, int) or not 1 <= starts <= MAX_STARTS:
-        raise BudgetExceeded(
-            f"starts={starts!r}: choose 1 to {MAX_STARTS} multi-starts (docs/limits.md)."
-        )
-    seed = bounded_int(seed, "seed", 0, MAX_SEED, fix="a seed is a non-negative integer")
     certify = _arguments.boolean(certify, "certify")
     deq: Activation | DEQProblem | DEQCoefficients = (
         deq_activation

@@ -83,7 +83,12 @@ class _Scan:
         model turns inside, since a crossing may be three); split where the model dips to 0."""
         (a, ha, da), (b, hb, db) = left, right
         if ha == 0:
-            self.roots.append((a, a, 0 if da == 0 else (-1 if da < 0 else 1)))
+            kind = 0 if da == 0 else (-1 if da < 0 else 1)
+            if self.roots and self.roots[-1][1] == a:
+                # the cell before ended on this zero: one root, not two, of the kind h'(a) says
+                self.roots[-1] = (a, a, kind)
+            else:
+                self.roots.append((a, a, kind))
             return
         if (ha > 0) != (hb > 0):
             if hb == 0:

@@ -401,7 +401,10 @@ def _arithmetic(a: Num, b: Num, op: str) -> Num:
         _check_power(a, b)
     # a proven ball that proves no digit (x − x) caps nothing: its radius decides the digits
     digits = max(x.digits for x in sides if isinstance(x, Verified)) or 3 * MIN_DIGITS
-    proven = all((x.certified if isinstance(x, Verified) else not _is_mpf(x)) for x in sides)
+    # an arb is a ball (python-flint gives it an ``_mpf_`` too): proven, not an mpmath number
+    proven = all(
+        (x.certified if isinstance(x, Verified) else _is_arb(x) or not _is_mpf(x)) for x in sides
+    )
     if proven:
         return _ball_arithmetic(a, b, op, digits)
     with mpmath.workdps(digits + ARITHMETIC_GUARD):
@@ -455,7 +458,7 @@ def _ball_arithmetic(a: Num, b: Num, op: str, digits: int) -> Verified:
 
     with workprec(bits_for_digits(digits + ARITHMETIC_GUARD) + 64):
         x = ball(a)
-        if op == "pow" and not isinstance(b, Verified) and _as_exact(b) is not None:
+        if op == "pow" and not (isinstance(b, Verified) or _is_arb(b)) and _as_exact(b) is not None:
             e = _as_exact(b)
             assert e is not None
             y = int(e) if e.denominator == 1 else ball(b)  # x**n for a negative ball too
