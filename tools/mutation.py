@@ -210,15 +210,15 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     _K + "96:42: 4 -> 5": "contract stops after a round that shrank 4-5x instead of going on: "
     "the ball is still proved, at worst one round wider (never a wrong digit; at worst the "
     "guard digits beyond those printed are not all trimmed)",
-    _E + "31:42: >= -> >": "exp == 0: Fraction(man * 2**0) and Fraction(man, 2**-0) are equal",
-    _E + "31:49: 0 -> 1": "exp == 0: Fraction(man * 2**0) and Fraction(man, 2**-0) are equal",
-    _E + "64:45: > -> >=": _SIGN,
-    _E + "64:54: < -> <=": _SIGN,
-    _E + "64:58: 0 -> 1": _SIGN,
-    _E + "79:40: > -> >=": _SIGN,
-    _E + "79:49: < -> <=": _SIGN,
-    _E + "79:53: 0 -> 1": _SIGN,
-    _E + "79:58: == -> !=": _SIGN,
+    _E + "38:42: >= -> >": "exp == 0: Fraction(man * 2**0) and Fraction(man, 2**-0) are equal",
+    _E + "38:49: 0 -> 1": "exp == 0: Fraction(man * 2**0) and Fraction(man, 2**-0) are equal",
+    _E + "71:45: > -> >=": _SIGN,
+    _E + "71:54: < -> <=": _SIGN,
+    _E + "71:58: 0 -> 1": _SIGN,
+    _E + "86:40: > -> >=": _SIGN,
+    _E + "86:49: < -> <=": _SIGN,
+    _E + "86:53: 0 -> 1": _SIGN,
+    _E + "86:58: == -> !=": _SIGN,
     "src/deqrmt/numeric/_map_formulas.py:82:57: True -> False": "zip(strict=...): the generated centering formula gives one "
     "output per name, so the lengths always match (test_generated_formulas keeps the module "
     "current)",
