@@ -30,13 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
-import sympy as sp
 
-from ..symbolic import Activation
 from ._context import ArrayContext
-from ._printer import STABLE_FORMS, compile_function
 
-__all__ = ["NUMPY", "NumpyContext", "activation_expressions", "activation_functions"]
+if TYPE_CHECKING:  # SymPy and the printer only where φ is printed: NUMPY alone needs neither
+    import sympy as sp
+
+    from ..symbolic import Activation
+
+__all__ = [
+    "NUMPY", "NumpyContext", "activation_expressions", "activation_functions",
+    "activation_sources",
+]  # fmt: skip
 
 
 def _elementwise(f: Callable[..., float], nin: int = 1) -> Callable[..., Any]:
@@ -168,6 +173,8 @@ if TYPE_CHECKING:  # mypy checks the class against the interface the printer's c
 def activation_expressions(act: Activation) -> tuple[sp.Expr, sp.Expr]:
     """φ and φ′ as Piecewise expressions of the activation's pieces, the left piece at a kink
     (φ′ there is a convention: kinks have Gaussian measure zero)."""
+    import sympy as sp
+
     x = act.x
     out = []
     for pieces in (act.pieces, act.derivative_pieces):
@@ -190,8 +197,22 @@ def activation_functions(
     share out of the conditional, where ``mpmath.fp`` would evaluate it for every x (and
     overflow); scalar code evaluates one piece at a time, as the engine and ``deqrmt codegen`` do.
     """
+    from ._printer import STABLE_FORMS, compile_function
+
     phi, dphi = activation_expressions(act)
     return (
         compile_function("phi", [act.x], [phi], rewrite=STABLE_FORMS, arrays=True),
         compile_function("dphi", [act.x], [dphi], rewrite=STABLE_FORMS, arrays=True),
+    )
+
+
+def activation_sources(act: Activation, names: tuple[str, str]) -> tuple[str, str]:
+    """The source of :func:`activation_functions`' two functions, printed the same way, named
+    ``names``: what :mod:`deqrmt.validate._generated_activations` holds for the library."""
+    from ._printer import STABLE_FORMS, function_source
+
+    phi, dphi = activation_expressions(act)
+    return (
+        function_source(names[0], [act.x], [phi], rewrite=STABLE_FORMS, arrays=True),
+        function_source(names[1], [act.x], [dphi], rewrite=STABLE_FORMS, arrays=True),
     )
