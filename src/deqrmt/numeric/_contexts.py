@@ -28,7 +28,6 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import mpmath
 import numpy as np
 
 from ._context import ArrayContext
@@ -69,10 +68,26 @@ def _real(f: Callable[..., Any]) -> Callable[..., float]:
     return g
 
 
-#: 20 digits for the special functions math lacks: ``mpmath.fp``'s are not all float-accurate
-#: (its besselk(1, 0.5) is off by 3e-5 relative).  A private context: ``mp.dps`` is not touched.
-_MP20 = mpmath.MPContext()
-_MP20.dps = 20
+@functools.cache
+def _mp20() -> Any:
+    """20 digits for the special functions math lacks: ``mpmath.fp``'s are not all float-accurate
+    (its besselk(1, 0.5) is off by 3e-5 relative).  A private context: ``mp.dps`` is not
+    touched.  Made on first use: the numpy context alone does not import mpmath."""
+    import mpmath
+
+    ctx = mpmath.MPContext()
+    ctx.dps = 20
+    return ctx
+
+
+def _mp(name: str) -> Callable[..., Any]:
+    """The 20-digit context's function ``name``, looked up when first called."""
+
+    def f(*args: Any) -> Any:
+        return getattr(_mp20(), name)(*args)
+
+    f.__name__ = name
+    return f
 
 
 class NumpyContext:
@@ -82,7 +97,8 @@ class NumpyContext:
     mpf = staticmethod(float)
     pi = math.pi
     e = math.e
-    euler: float = float(mpmath.euler)
+    #: Euler's γ correctly rounded (``float(mpmath.euler)``, tests/test_context.py checks it)
+    euler: float = 0.5772156649015329
     inf = math.inf
     zero = 0.0
     one = 1.0
@@ -114,10 +130,10 @@ class NumpyContext:
     erf = staticmethod(_elementwise(math.erf))
     erfc = staticmethod(_elementwise(math.erfc))
     gamma = staticmethod(_elementwise(_real(math.gamma)))
-    gammainc = staticmethod(_elementwise(_real(_MP20.gammainc), 3))
-    besseli = staticmethod(_elementwise(_real(_MP20.besseli), 2))
-    besselj = staticmethod(_elementwise(_real(_MP20.besselj), 2))
-    besselk = staticmethod(_elementwise(_real(_MP20.besselk), 2))
+    gammainc = staticmethod(_elementwise(_real(_mp("gammainc")), 3))
+    besseli = staticmethod(_elementwise(_real(_mp("besseli")), 2))
+    besselj = staticmethod(_elementwise(_real(_mp("besselj")), 2))
+    besselk = staticmethod(_elementwise(_real(_mp("besselk")), 2))
 
     # what branches, elementwise
     @staticmethod
