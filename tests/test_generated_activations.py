@@ -103,7 +103,7 @@ print(json.dumps({"G": G.tolist(), "K": K.tolist(), "modules": sorted(sys.module
 
 
 def test_a_first_kernel_of_a_library_activation_imports_no_sympy(tmp_path: Path) -> None:
-    """A fresh process computes kernels of tanh and GELU without SymPy (or SciPy, Dask,
+    """A fresh process computes kernels of tanh and GELU without SymPy (or mpmath, SciPy, Dask,
     matplotlib), and the values are those of the SymPy path in this process, to the bit."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "DEQRMT_CACHE_DIR": str(tmp_path)}
     proc = subprocess.run(
@@ -112,7 +112,7 @@ def test_a_first_kernel_of_a_library_activation_imports_no_sympy(tmp_path: Path)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     modules = set(out["modules"])
-    for heavy in ("sympy", "scipy", "dask", "distributed", "matplotlib", "pandas"):
+    for heavy in ("sympy", "mpmath", "scipy", "dask", "distributed", "matplotlib", "pandas"):
         assert not any(m == heavy or m.startswith(heavy + ".") for m in modules), heavy
     X = np.random.default_rng(0).random((12, 8))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
