@@ -149,3 +149,11 @@ def test_every_context_declares_its_precision(ctx: Any) -> None:
         return
     assert one + eps != one
     assert one + eps / 4 == one
+
+
+def test_the_float_constants_are_the_correctly_rounded_ones() -> None:
+    """The numpy context's γ is a literal (so that it imports no mpmath): γ rounded to float64
+    by mpmath at 50 digits, and π, e by math."""
+    with mpmath.workdps(50):
+        assert NUMPY.euler == float(mpmath.euler)
+        assert (NUMPY.pi, NUMPY.e) == (float(mpmath.pi), float(mpmath.e))

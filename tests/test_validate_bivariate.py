@@ -23,7 +23,7 @@ import sympy as sp
 torch = pytest.importorskip("torch")
 
 from deqrmt.symbolic import library_activation, parse_activation  # noqa: E402
-from deqrmt.validate._bivariate import GaussHermite2D, bivariate  # noqa: E402
+from deqrmt.validate._bivariate import Conditional, GaussHermite2D, bivariate  # noqa: E402
 from deqrmt.validate._moments import diagonal_moments  # noqa: E402
 from deqrmt.validate._pointwise import CenteredActivation  # noqa: E402
 
@@ -238,3 +238,61 @@ def test_gauss_hermite_baseline_is_accurate_for_smooth_only() -> None:
             ]
         )
         assert np.abs(got - exact).max() < tol
+
+
+#: pairs near |ρ| = 1 at large and small variances: (q_i, q_j, ρ)
+_NEAR_ONE = [(500.0, 450.0, 0.995), (500.0, 450.0, -0.97), (1.3, 0.9, 0.999), (2.0, 2.0, 0.9)]
+
+
+@pytest.mark.parametrize(("spec", "parity"), [("erf", 1), ("abs(x)", 0), ("2*erf(x/3)", 1)])
+def test_the_folded_nested_rule_matches_the_closed_forms(spec: str, parity: int) -> None:
+    """The fallback's outer rule over u ≥ 0 only, doubled (φ_c odd or even), against the
+    arcsine and arc-cosine closed forms (written out here) to the fallback's own accuracy, and
+    against the whole rule to 1e-13 of the scale."""
+    ca = CenteredActivation.from_activation(parse_activation(spec), 0.0)
+    for qa, qb, rho in _NEAR_ONE:
+        q = torch.tensor([qa, qb], dtype=torch.float64)
+        lam = rho * math.sqrt(qa * qb)
+        cond = Conditional(ca, q, parity=parity)
+        lam_t = torch.tensor([lam], dtype=torch.float64)
+        f, d = cond.pairs(torch.tensor([0]), torch.tensor([1]), lam_t)
+        if (
+            spec == "abs(x)"
+        ):  # E|u||v| = (2/π)√(q_i q_j)(√(1−ρ²) + ρ asin ρ), E[sgn sgn] = (2/π) asin ρ
+            f_ref = (
+                2 / math.pi * math.sqrt(qa * qb) * (math.sqrt(1 - rho**2) + rho * math.asin(rho))
+            )
+            d_ref = 2 / math.pi * math.asin(rho)
+        else:  # A·erf(s x): E = A²(2/π) asin(2s²Λ/√((1+2s²q_i)(1+2s²q_j))), and its Λ-derivative
+            amp, s2 = (2.0, 1 / 9) if spec.startswith("2") else (1.0, 1.0)
+            den = math.sqrt((1 + 2 * s2 * qa) * (1 + 2 * s2 * qb))
+            f_ref = amp**2 * 2 / math.pi * math.asin(2 * s2 * lam / den)
+            d_ref = amp**2 * 2 / math.pi * (2 * s2 / den) / math.sqrt(1 - (2 * s2 * lam / den) ** 2)
+        scale = max(abs(f_ref), 1.0)
+        assert abs(float(f[0]) - f_ref) <= 1e-10 * scale, (qa, qb, rho)
+        # E[sgn u sgn v] at ρ = 0.999: the whole rule's own error is 2.3e-8 (a jump of φ' in
+        # both variables at once), folded or not; the last check below is the folding's
+        d_tol = 1e-7 if spec == "abs(x)" else 1e-10
+        assert abs(float(d[0]) - d_ref) <= d_tol * max(abs(d_ref), 1.0), (qa, qb, rho)
+        f0, d0 = Conditional(ca, q).pairs(torch.tensor([0]), torch.tensor([1]), lam_t)
+        assert abs(float(f[0]) - float(f0[0])) <= 1e-13 * scale, (qa, qb, rho)
+        assert abs(float(d[0]) - float(d0[0])) <= 1e-13 * max(abs(d_ref), 1.0), (qa, qb, rho)
+
+
+def test_the_fallback_folds_only_for_an_even_or_odd_phi() -> None:
+    """Mehler hands its series' parity to the nested rule: tanh (odd), x·erf(x) (even), not
+    a centred tanh or GELU; the folded rule agrees with the whole one to 1e-14."""
+    q = torch.tensor(Q, dtype=torch.float64)
+    lam = torch.tensor([[0.999 * math.sqrt(Q[0] * Q[2])]], dtype=torch.float64)
+    for spec, center, parity in (
+        ("tanh", 0.0, 1), ("x*erf(x)", 0.0, 0), ("tanh", CENTER, None), ("gelu", 0.0, None),
+    ):  # fmt: skip
+        ca = CenteredActivation.from_activation(parse_activation(spec), center)
+        biv = bivariate(ca, q)
+        f, d = biv(slice(0, 1), slice(2, 3), lam)
+        assert biv.fallback_pairs == 1  # type: ignore[attr-defined]
+        assert biv._fallback.parity == parity  # type: ignore[attr-defined]
+        whole = Conditional(ca, q)
+        f0, d0 = whole.pairs(torch.tensor([0]), torch.tensor([2]), lam.reshape(1))
+        assert abs(float(f[0, 0]) - float(f0[0])) <= 1e-14 * max(1.0, abs(float(f0[0])))
+        assert abs(float(d[0, 0]) - float(d0[0])) <= 1e-14 * max(1.0, abs(float(d0[0])))

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ._context import ScalarContext as ScalarContext
     from ._contexts import NUMPY as NUMPY
     from ._contexts import activation_functions as activation_functions
+    from ._contexts import activation_sources as activation_sources
     from ._curvature import CurvatureBound as CurvatureBound
     from ._curvature import curvature_bound as curvature_bound
     from ._deq import deq_coefficients as deq_coefficients
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
     from ._printer import function_source as function_source
     from ._problem import DEQProblem as DEQProblem
     from ._problem import ProblemFields as ProblemFields
-    from ._problem import parse_trainable as parse_trainable
     from ._ranges import MAX_LAYERS as MAX_LAYERS
     from ._ranges import RANGES as RANGES
     from ._sensitivity import DEQSensitivities as DEQSensitivities
@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from ._sphere_records import SphereCoefficients as SphereCoefficients
     from ._spikes import Alignment as Alignment
     from ._sweep import deq_coefficients_sweep as deq_coefficients_sweep
+    from ._trainable import parse_trainable as parse_trainable
     from ._verified import Verified as Verified
 
 #: exported name → the module of this package that defines it
@@ -97,7 +98,7 @@ _LAZY: dict[str, str] = {
     ),
     "generate_module": "._codegen",
     **dict.fromkeys(("ArrayContext", "Context", "ScalarContext"), "._context"),
-    **dict.fromkeys(("NUMPY", "activation_functions"), "._contexts"),
+    **dict.fromkeys(("NUMPY", "activation_functions", "activation_sources"), "._contexts"),
     **dict.fromkeys(("CurvatureBound", "curvature_bound"), "._curvature"),
     "deq_coefficients": "._deq",
     **dict.fromkeys(("DEQ_KEYS", "MOMENT_KEYS", "DEQCoefficients"), "._deq_records"),
@@ -119,7 +120,8 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("MomentEvaluator", "evaluator_for"), "._moments"),
     **dict.fromkeys(("compile_function", "function_source"), "._printer"),
     **dict.fromkeys(("exact_number", "exact_text", "number_grid"), "._numbers"),
-    **dict.fromkeys(("DEQProblem", "ProblemFields", "parse_trainable"), "._problem"),
+    **dict.fromkeys(("DEQProblem", "ProblemFields"), "._problem"),
+    "parse_trainable": "._trainable",
     **dict.fromkeys(("MAX_LAYERS", "RANGES"), "._ranges"),
     **dict.fromkeys(("DEQSensitivities", "sensitivities"), "._sensitivity"),
     **dict.fromkeys(("SteinComparison", "stein_comparison"), "._shifted"),
@@ -141,6 +143,7 @@ __all__ = [
     "lines_html",
     "short",
     "activation_functions",
+    "activation_sources",
     "Alignment",
     "ArrayContext",
     "Context",

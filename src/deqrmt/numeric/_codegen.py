@@ -44,7 +44,7 @@ from ..symbolic import (
 from . import _float_context, _roots
 from ._fixed_point import ENGINE_MOMENTS
 from ._printer import STABLE_FORMS, function_source, print_constant
-from ._problem import parse_trainable
+from ._trainable import parse_trainable
 
 __all__ = ["generate_module"]
 

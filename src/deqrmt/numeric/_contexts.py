@@ -28,16 +28,20 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, SupportsComplex, SupportsFloat, TypeAlias
 
-import mpmath
 import numpy as np
-import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ..symbolic import Activation
 from ._context import ArrayContext
-from ._printer import STABLE_FORMS, compile_function
 
-__all__ = ["NUMPY", "NumpyContext", "activation_expressions", "activation_functions"]
+if TYPE_CHECKING:  # SymPy and the printer only where φ is printed: NUMPY alone needs neither
+    import sympy as sp
+
+    from ..symbolic import Activation
+
+__all__ = [
+    "NUMPY", "NumpyContext", "activation_expressions", "activation_functions",
+    "activation_sources",
+]  # fmt: skip
 
 #: What the numpy context returns: float64 arrays (0-d for scalars), or booleans for conditions.
 FloatArray: TypeAlias = NDArray[np.float64]
@@ -69,10 +73,26 @@ def _real(f: Callable[..., SupportsComplex | SupportsFloat]) -> Callable[..., fl
     return g
 
 
-#: 20 digits for the special functions math lacks: ``mpmath.fp``'s are not all float-accurate
-#: (its besselk(1, 0.5) is off by 3e-5 relative).  A private context: ``mp.dps`` is not touched.
-_MP20 = mpmath.MPContext()
-_MP20.dps = 20
+@functools.cache
+def _mp20() -> Any:
+    """20 digits for the special functions math lacks: ``mpmath.fp``'s are not all float-accurate
+    (its besselk(1, 0.5) is off by 3e-5 relative).  A private context: ``mp.dps`` is not
+    touched.  Made on first use: the numpy context alone does not import mpmath."""
+    import mpmath
+
+    ctx = mpmath.MPContext()
+    ctx.dps = 20
+    return ctx
+
+
+def _mp(name: str) -> Callable[..., Any]:
+    """The 20-digit context's function ``name``, looked up when first called."""
+
+    def f(*args: Any) -> Any:
+        return getattr(_mp20(), name)(*args)
+
+    f.__name__ = name
+    return f
 
 
 class NumpyContext:
@@ -82,7 +102,8 @@ class NumpyContext:
     mpf = staticmethod(float)
     pi = math.pi
     e = math.e
-    euler: float = float(mpmath.euler)
+    #: Euler's γ correctly rounded (``float(mpmath.euler)``, tests/test_context.py checks it)
+    euler: float = 0.5772156649015329
     inf = math.inf
     zero = 0.0
     one = 1.0
@@ -113,10 +134,10 @@ class NumpyContext:
     erf = staticmethod(_elementwise(math.erf))
     erfc = staticmethod(_elementwise(math.erfc))
     gamma = staticmethod(_elementwise(_real(math.gamma)))
-    gammainc = staticmethod(_elementwise(_real(_MP20.gammainc), 3))
-    besseli = staticmethod(_elementwise(_real(_MP20.besseli), 2))
-    besselj = staticmethod(_elementwise(_real(_MP20.besselj), 2))
-    besselk = staticmethod(_elementwise(_real(_MP20.besselk), 2))
+    gammainc = staticmethod(_elementwise(_real(_mp("gammainc")), 3))
+    besseli = staticmethod(_elementwise(_real(_mp("besseli")), 2))
+    besselj = staticmethod(_elementwise(_real(_mp("besselj")), 2))
+    besselk = staticmethod(_elementwise(_real(_mp("besselk")), 2))
 
     # what branches, elementwise
     @staticmethod
@@ -176,6 +197,8 @@ if TYPE_CHECKING:  # mypy checks the class against the interface the printer's c
 def activation_expressions(act: Activation) -> tuple[sp.Expr, sp.Expr]:
     """φ and φ′ as Piecewise expressions of the activation's pieces, the left piece at a kink
     (φ′ there is a convention: kinks have Gaussian measure zero)."""
+    import sympy as sp
+
     x = act.x
     out = []
     for pieces in (act.pieces, act.derivative_pieces):
@@ -198,8 +221,22 @@ def activation_functions(
     share out of the conditional, where ``mpmath.fp`` would evaluate it for every x (and
     overflow); scalar code evaluates one piece at a time, as the engine and ``deqrmt codegen`` do.
     """
+    from ._printer import STABLE_FORMS, compile_function
+
     phi, dphi = activation_expressions(act)
     return (
         compile_function("phi", [act.x], [phi], rewrite=STABLE_FORMS, arrays=True),
         compile_function("dphi", [act.x], [dphi], rewrite=STABLE_FORMS, arrays=True),
+    )
+
+
+def activation_sources(act: Activation, names: tuple[str, str]) -> tuple[str, str]:
+    """The source of :func:`activation_functions`' two functions, printed the same way, named
+    ``names``: what :mod:`deqrmt.validate._generated_activations` holds for the library."""
+    from ._printer import STABLE_FORMS, function_source
+
+    phi, dphi = activation_expressions(act)
+    return (
+        function_source(names[0], [act.x], [phi], rewrite=STABLE_FORMS, arrays=True),
+        function_source(names[1], [act.x], [dphi], rewrite=STABLE_FORMS, arrays=True),
     )

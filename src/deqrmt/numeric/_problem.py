@@ -18,32 +18,15 @@ from typing import Any
 import sympy as sp
 
 from .. import _arguments
-from .._errors import InvalidArgument, UnknownTrainable
+from .._errors import InvalidArgument
 from .._json import JSONObject
 from ..symbolic import Activation, get_activation
 from ._numbers import ExactInput, exact_number
 from ._precision_cost import check_dps
 from ._ranges import in_range
+from ._trainable import parse_trainable
 
-__all__ = ["DEQProblem", "ProblemFields", "TRAINABLE_NAMES", "check_problem", "parse_trainable"]
-
-TRAINABLE_NAMES = ("a", "A", "B")
-
-
-def parse_trainable(trainable: str | Iterable[str]) -> tuple[str, ...]:
-    """A trainable set as a tuple in the order (a, A, B): from ``("a", "A")`` or ``"a,A"``.
-
-    Raises:
-      UnknownTrainable: an empty set or a name outside (a, A, B) — ``"aA"`` is not ``a,A``.
-    """
-    return _arguments.name_set(
-        trainable,
-        "trainable",
-        TRAINABLE_NAMES,
-        error=UnknownTrainable,
-        hint="choose a non-empty subset of a (readout), A (recurrent weights), B (input "
-        "weights), e.g. ('a', 'A') or 'a,A,B'.",
-    )
+__all__ = ["DEQProblem", "ProblemFields", "check_problem"]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -246,6 +246,11 @@ class Conditional(BivariateExpectation):
 
     Costs ~10⁵ evaluations of φ per pair: the fallback of :class:`Mehler` for the few pairs
     with |ρ| near 1, not a method for whole matrices.
+
+    ``parity`` (0 or 1: φ_c even or odd, as :class:`Mehler`'s series found it; None: neither)
+    halves the outer rule: `φ_c(u)·E[φ_c(v) | u]` is then even in u (E[φ_c(v) | −u] =
+    ±E[φ_c(v) | u] with the sign of φ_c(−u) = ±φ_c(u)), and likewise with φ_c', so the outer
+    integral is twice that over u ≥ 0.
     """
 
     method = "conditional"
@@ -253,8 +258,11 @@ class Conditional(BivariateExpectation):
     order, panel = 16, 20 / 14  # Gauss–Legendre panels ≤ 20/14 wide between breakpoints
     pieces = 14  # at least, per interval between kinks (fine panels next to each kink)
 
-    def __init__(self, act: CenteredActivation, q: torch.Tensor) -> None:
+    def __init__(
+        self, act: CenteredActivation, q: torch.Tensor, *, parity: int | None = None
+    ) -> None:
         super().__init__(act, q)
+        self.parity = parity
         # φ's kinks, and for large q the points that grade the panels towards φ's bend
         # (:func:`._quadrature.scale_breaks`: tanh(√q ξ) changes on a scale 1/√q in ξ)
         bends = set(act.kinks)
@@ -272,6 +280,21 @@ class Conditional(BivariateExpectation):
             cols.append(((k - shift) / scale).nan_to_num(posinf=L, neginf=-L).clamp(-L, L))
         return torch.sort(torch.stack(cols, dim=-1), dim=-1).values
 
+    def _outer(self, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The outer rule in z (u = √q_i z): over [−L, L], or over [0, L] with the weights
+        doubled when the integrand is even (:attr:`parity` known; the bends folded onto z > 0)."""
+        if self.parity is None:
+            return _composite(
+                self._breaks(torch.zeros_like(scale), scale), self.order, self.pieces, self.panel
+            )
+        L = self.half_width
+        cols = [torch.zeros_like(scale), torch.full_like(scale, L)]
+        for k in sorted({abs(b) for b in self.bends if b != 0}):
+            cols.append((k / scale).nan_to_num(posinf=L).clamp(0.0, L))
+        breaks = torch.sort(torch.stack(cols, dim=-1), dim=-1).values
+        z, wz = _composite(breaks, self.order, self.pieces, self.panel)
+        return z, 2.0 * wz
+
     def pairs(
         self, i: torch.Tensor, j: torch.Tensor, lam: torch.Tensor, chunk: int = 8
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -283,9 +306,7 @@ class Conditional(BivariateExpectation):
             qa, qb, c = self.q[i[s0 : s0 + chunk]], self.q[j[s0 : s0 + chunk]], lam[s0 : s0 + chunk]
             c = torch.minimum(c.abs(), torch.sqrt(qa * qb)) * torch.sign(c)
             sa = torch.sqrt(qa)
-            z, wz = _composite(
-                self._breaks(torch.zeros_like(sa), sa), self.order, self.pieces, self.panel
-            )
+            z, wz = self._outer(sa)
             wz = wz * torch.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
             u = sa[:, None] * z  # (E, Qz)
             mu = (c / qa)[:, None] * u
@@ -394,7 +415,10 @@ class Mehler(BivariateExpectation):
         """F, F' by nested quadrature for the pairs (ri, ci) with |ρ| beyond the series' reach."""
         with self._lock:
             if self._fallback is None:
-                self._fallback = Conditional(self.act, self.q)
+                # φ_c's parity as both tables found it (to their tolerances): half the rule
+                pairs = self._pairs_table
+                same = pairs is None or pairs.parity == self.parity
+                self._fallback = Conditional(self.act, self.q, parity=self.parity if same else None)
             self.fallback_pairs += int(ri.numel())
         return self._fallback.pairs(ri, ci, lam)
 

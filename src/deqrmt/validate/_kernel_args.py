@@ -46,11 +46,12 @@ MIN_TOL, MAX_TOL = 1e-15, 1e-2
 
 
 def sigmas(sigma_a2: Any, sigma_b2: Any) -> tuple[float, float]:
-    """σ_a², σ_b² as floats; σ_b² defaults to 1 − σ_a² (the papers' normalization)."""
-    from ..numeric import exact_number
+    """σ_a², σ_b² as floats; σ_b² defaults to 1 − σ_a² (the papers' normalization).
 
-    a2 = float(exact_number(sigma_a2, "sigma_a2"))
-    b2 = 1 - a2 if sigma_b2 is None else float(exact_number(sigma_b2, "sigma_b2"))
+    Read exactly by the rules of every number (:func:`deqrmt._arguments.number`, the reader
+    behind ``deqrmt.numeric.exact_number``), then rounded once: no SymPy import."""
+    a2 = float(number(sigma_a2, "sigma_a2"))
+    b2 = 1 - a2 if sigma_b2 is None else float(number(sigma_b2, "sigma_b2"))
     if not a2 > 0:
         raise InvalidArgument(f"sigma_a2 must be > 0, got sigma_a2={show(sigma_a2)}.")
     if not b2 > 0:
@@ -82,7 +83,11 @@ def as_activation(act: Any, center: float | None, name: str = "act") -> Centered
 def _named_activation(act: str, center: float, name: str) -> CenteredActivation:
     """:func:`as_activation` of a name or expression, kept per (text, centre): a second kernel
     of the same φ skips the parse and the torch functions' lookup (a CenteredActivation is
-    immutable; an error is raised again each time, never cached)."""
+    immutable; an error is raised again each time, never cached).  A library name is read from
+    the generated functions (:meth:`CenteredActivation.from_library`: no SymPy import)."""
+    library = CenteredActivation.from_library(act, center)
+    if library is not None:
+        return library
     from ..symbolic import get_activation
 
     return CenteredActivation.from_activation(get_activation(act, name), center)

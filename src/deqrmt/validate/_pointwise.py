@@ -18,14 +18,15 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sympy as sp
 import torch
 
 from .._errors import ActivationError, InvalidArgument
-from ..numeric import activation_functions
 from ._torch_context import TORCH
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 __all__ = ["CenteredActivation", "PiecewiseLinear", "ScaledErf"]
 
@@ -58,6 +59,8 @@ class ScaledErf:
 def _closed_form(
     pieces: tuple, kinks: tuple[float, ...], x: sp.Symbol
 ) -> PiecewiseLinear | ScaledErf | None:
+    import sympy as sp
+
     if set(kinks) <= {0.0} and len(pieces) <= 2:
         slopes = []
         for p in pieces:
@@ -77,17 +80,41 @@ def _closed_form(
     return None
 
 
+def closed_form_record(form: PiecewiseLinear | ScaledErf | None) -> tuple[Any, ...] | None:
+    """A closed form as plain data (what :mod:`._generated_activations` holds)."""
+    if isinstance(form, PiecewiseLinear):
+        return ("linear", form.slope_pos, form.slope_neg)
+    if isinstance(form, ScaledErf):
+        return ("erf", form.amplitude, form.scale, form.offset)
+    return None
+
+
+def _from_record(record: tuple[Any, ...] | None) -> PiecewiseLinear | ScaledErf | None:
+    if record is None:
+        return None
+    kind, *values = record
+    return PiecewiseLinear(*values) if kind == "linear" else ScaledErf(*values)
+
+
+def _check_center(center: float) -> None:
+    if not math.isfinite(center):
+        raise InvalidArgument(f"center must be finite, got center={center!r}.")
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class CenteredActivation:
     r"""φ_c(x) = φ(x) − c and its a.e. derivative φ_c'(x) = φ'(x), as torch functions.
 
-    Build it with :meth:`from_activation`.  ``phi``/``dphi`` accept a tensor of any shape,
-    dtype and device.  At a kink ``dphi`` returns the left derivative (any value will do:
-    kinks have Gaussian measure zero).
+    Build it with :meth:`from_activation` (any activation: SymPy prints φ and φ' now) or
+    :meth:`from_library` (a library name: the functions the printer wrote into
+    :mod:`._generated_activations`, no SymPy import).  ``phi``/``dphi`` accept a tensor of any
+    shape, dtype and device.  At a kink ``dphi`` returns the left derivative (any value will
+    do: kinks have Gaussian measure zero).
 
     Attributes:
       name: the activation's label.
-      expr: the uncentred φ as a SymPy expression in ``x``.
+      expr: the uncentred φ as a SymPy expression in ``x`` (a library activation's is parsed
+        on first access).
       center: c, chosen by :mod:`deqrmt.numeric` so that `E[φ_c(τ*ξ)] = 0`.
       kinks: the points where φ switches branch, as floats, sorted.
       closed_form: a :class:`PiecewiseLinear` or :class:`ScaledErf` description of the
@@ -95,12 +122,23 @@ class CenteredActivation:
     """
 
     name: str
-    expr: sp.Expr
     center: float
     kinks: tuple[float, ...]
     closed_form: PiecewiseLinear | ScaledErf | None
     _phi: Callable[..., tuple[Any]] = dataclasses.field(repr=False)
     _dphi: Callable[..., tuple[Any]] = dataclasses.field(repr=False)
+    #: the :class:`deqrmt.symbolic.Activation`, or the library name it is parsed from
+    _source: Any = dataclasses.field(repr=False)
+
+    @property
+    def expr(self) -> sp.Expr:
+        """The uncentred φ as a SymPy expression in ``x``."""
+        source = self._source
+        if isinstance(source, str):
+            from ..symbolic import get_activation
+
+            source = get_activation(source)
+        return source.expr
 
     @classmethod
     def from_activation(cls, activation: object, center: float) -> CenteredActivation:
@@ -109,6 +147,8 @@ class CenteredActivation:
         Raises:
           ActivationError: if φ is discontinuous (the DEQ's NTK needs φ' in the classical sense).
         """
+        from ..numeric import activation_functions
+
         pieces = activation.pieces  # type: ignore[attr-defined]
         x = activation.x  # type: ignore[attr-defined]
         if not activation.is_continuous:  # type: ignore[attr-defined]
@@ -117,17 +157,42 @@ class CenteredActivation:
                 "Lipschitz and its NTK is undefined; validate needs a continuous φ."
             )
         kinks = tuple(float(k) for k in activation.kinks)  # type: ignore[attr-defined]
-        if not math.isfinite(center):
-            raise InvalidArgument(f"center must be finite, got center={center!r}.")
+        _check_center(center)
         phi, dphi = activation_functions(activation)  # type: ignore[arg-type]
         return cls(
             name=str(activation.name),  # type: ignore[attr-defined]
-            expr=activation.expr,  # type: ignore[attr-defined]
             center=float(center),
             kinks=kinks,
             closed_form=_closed_form(tuple(pieces), kinks, x),
             _phi=phi,
             _dphi=dphi,
+            _source=activation,
+        )
+
+    @classmethod
+    def from_library(cls, name: str, center: float) -> CenteredActivation | None:
+        """The library activation ``name`` (exactly its name, no parameters) from the functions
+        printed into :mod:`._generated_activations`, or None when ``name`` is not there
+        (parametrised, an expression, a discontinuous entry: :meth:`from_activation` then).
+
+        The same φ, φ', kinks and closed form as ``from_activation(get_activation(name), c)``
+        (``tests/test_generated_activations.py`` compares them), without importing SymPy.
+        """
+        from ._generated_activations import ACTIVATIONS
+
+        entry = ACTIVATIONS.get(name) if isinstance(name, str) else None
+        if entry is None:
+            return None
+        phi, dphi, kinks, closed = entry
+        _check_center(center)
+        return cls(
+            name=name,
+            center=float(center),
+            kinks=kinks,
+            closed_form=_from_record(closed),
+            _phi=phi,
+            _dphi=dphi,
+            _source=name,
         )
 
     def phi(self, t: torch.Tensor) -> torch.Tensor:
