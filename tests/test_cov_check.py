@@ -1,0 +1,167 @@
+"""Edges of ``deqrmt.check``: the verdicts for enclosures and engine results built by hand.
+
+Each item is decided from numbers written here (an enclosure of L₁, a missing fixed point), so
+the expected verdict follows from the assumption's inequality by hand, not from the engine.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from fractions import Fraction
+
+import mpmath
+import pytest
+import sympy as sp
+
+from deqrmt._errors import ActivationError, InvalidArgument, MissingExtra
+from deqrmt.check import check_activation
+from deqrmt.check._assumptions import (
+    _beyond_item,
+    _center_ball,
+    _centred_item,
+    _contraction_items,
+    lipschitz_item,
+    variance_lipschitz_item,
+)
+from deqrmt.check._consistency import consistency_items, guard
+from deqrmt.check._engine import Solved
+from deqrmt.check._monte_carlo import _decimal_text, monte_carlo_item
+from deqrmt.check._report import ASSUMPTION_KEYS, FAIL, NA, PASS, CheckItem
+from deqrmt.numeric import DEQProblem, LipschitzBound
+
+
+@pytest.fixture(scope="module")
+def problem() -> DEQProblem:
+    return DEQProblem.make("tanh", "1/4", None, 1, 30)
+
+
+def _no_fixed_point(problem: DEQProblem) -> Solved:
+    return Solved(problem, None, None, None, None, "no fixed point: the map diverges")
+
+
+def test_lipschitz_undecided_shows_the_lower_bound() -> None:
+    b = LipschitzBound("undecided", mpmath.mpf(2), mpmath.inf, "samples", "no rule applies")
+    item = lipschitz_item(b)
+    assert item.status == FAIL
+    assert item.numbers == {"L₁": "?", "L₁ ≥": "2.0"}
+    assert item.explanation == "no rule applies (samples)"
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "status", "why"),
+    [
+        # σ_a² = 1/4: 4·σ_a²·L² = L², so the verdict is L < 1, by hand
+        ("0.5", "0.75", PASS, "proved with the upper bound"),
+        ("0.875", "1.125", FAIL, "undecided: σ_a² lies inside"),
+        ("1.0", "1.5", FAIL, "fails already for the lower bound"),
+    ],
+)
+def test_variance_lipschitz_from_an_enclosure(lo: str, hi: str, status: str, why: str) -> None:
+    b = LipschitzBound("bounded", mpmath.mpf(lo), mpmath.mpf(hi), "hand")
+    item = variance_lipschitz_item(sp.Rational(1, 4), b)
+    assert item.status == status and why in item.explanation
+    assert item.numbers["σ_a²"] == "1/4"
+
+
+def test_variance_lipschitz_with_a_zero_lower_bound() -> None:
+    # L₁ ∈ [0, 1/2]: 1/(4L₁²) ∈ [1, ∞): only the lower end is printed
+    b = LipschitzBound("bounded", mpmath.mpf(0), mpmath.mpf("0.5"), "hand")
+    item = variance_lipschitz_item(sp.Rational(1, 2), b)
+    assert item.status == PASS  # 4·(1/2)·(1/4) = 1/2 < 1
+
+
+def test_no_fixed_point_items(problem: DEQProblem) -> None:
+    solved = _no_fixed_point(problem)
+    centred = _centred_item(solved)
+    assert centred.status == NA and "no fixed point τ*: no fixed point" in centred.explanation
+    assert _center_ball(solved) == (0, 0)
+    ck, ntk = _contraction_items(problem, solved)
+    assert (ck.key, ck.status, ck.explanation) == (
+        "contraction_ck",
+        FAIL,
+        "no fixed point: the map diverges",
+    )
+    assert (ntk.key, ntk.status) == ("contraction_ntk", FAIL)
+
+
+def _items(failing: tuple[str, ...], ck: str, ntk: str) -> list[CheckItem]:
+    items = [
+        CheckItem(k, k.upper(), FAIL if k in failing else PASS, {}, "", "assumption")
+        for k in ASSUMPTION_KEYS
+    ]
+    items.append(CheckItem("contraction_ck", "CK", ck, {}, "", "assumption"))
+    items.append(CheckItem("contraction_ntk", "NTK", ntk, {}, "", "assumption"))
+    return items
+
+
+def test_beyond_the_assumption() -> None:
+    holds = _beyond_item(_items((), PASS, PASS))
+    assert holds.status == NA and "nothing beyond it is used" in holds.explanation
+    ck_only = _beyond_item(_items(("lipschitz",), PASS, FAIL))
+    assert ck_only.status == PASS and "the CK (not the NTK)" in ck_only.explanation
+    assert ck_only.numbers == {"fails": "LIPSCHITZ"}
+    nothing = _beyond_item(_items(("lipschitz", "moments"), FAIL, FAIL))
+    assert nothing.status == NA and "so does the contraction" in nothing.explanation
+    assert nothing.numbers == {"fails": "LIPSCHITZ; MOMENTS"}
+
+
+def test_guard_turns_an_engine_refusal_into_a_failed_item() -> None:
+    def refuse() -> CheckItem:
+        raise ActivationError("φ has a pole")
+
+    item = guard("digits", refuse)
+    assert item.status == FAIL and item.explanation == "the engine refused: φ has a pole"
+
+
+def test_consistency_items_refuse_unknown_checks(problem: DEQProblem) -> None:
+    with pytest.raises(InvalidArgument, match="unknown bogus"):
+        consistency_items(problem, ["digits", "bogus"])
+
+
+def test_consistency_items_when_the_engine_refuses() -> None:
+    sign = DEQProblem.make("sign(x)", "1/4", None, 1, 30)
+    items = consistency_items(sign, ["digits", "stein"])
+    assert [(i.key, i.status) for i in items] == [("digits", FAIL), ("stein", FAIL)]
+    assert all(i.explanation.startswith("the engine refused: ") for i in items)
+
+
+@pytest.mark.parametrize(
+    ("r", "text"),
+    [
+        (sp.Rational(1, 5), "0.2"),
+        (sp.Rational(3, 8), "0.375"),
+        (sp.Rational(1, 3), "0.333333333333333333333333333333"),  # 30 digits, by hand
+        (sp.Rational(2, 3), "0.666666666666666666666666666667"),
+    ],
+)
+def test_decimal_text(r: sp.Rational, text: str) -> None:
+    assert _decimal_text(r) == text
+    assert abs(Fraction(text) - Fraction(int(r.p), int(r.q))) <= Fraction(1, 10**30)
+
+
+def test_monte_carlo_without_torch(problem: DEQProblem, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *a: object) -> object:
+        return None if name == "torch" else real(name, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    with pytest.raises(MissingExtra, match=r"pip install 'deqrmt\[validate\]'"):
+        monte_carlo_item(problem)
+
+
+def test_monte_carlo_is_not_applicable_without_coefficients() -> None:
+    r = check_activation("sign(x)", mc=True)
+    item = r["monte_carlo"]
+    assert item.status == NA and item.explanation.startswith("no coefficients: ")
+
+
+def test_stein_ball_of_an_exact_number() -> None:
+    from flint import arb
+
+    from deqrmt.check._stein import _ball
+
+    a = arb(3)
+    assert _ball(a) is a
+    b = _ball(mpmath.mpf("0.75"))  # a binary number: the ball is exact
+    assert b.rad() == 0 and float(b.mid()) == 0.75
