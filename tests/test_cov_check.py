@@ -165,3 +165,36 @@ def test_stein_ball_of_an_exact_number() -> None:
     assert _ball(a) is a
     b = _ball(mpmath.mpf("0.75"))  # a binary number: the ball is exact
     assert b.rad() == 0 and float(b.mid()) == 0.75
+
+
+def _ns(**kw: object) -> object:
+    import types
+
+    return types.SimpleNamespace(**kw)
+
+
+def test_digits_item_from_hand_made_values() -> None:
+    from deqrmt.check._consistency import digits_item
+
+    one = _ns(value=mpmath.mpf(1), digits=30, text="1.0")
+    coarse = _ns(dps=30, values={"tau_star": one})
+    missing = digits_item(coarse, _ns(dps=60, values={}))  # type: ignore[arg-type]
+    assert missing.status == FAIL and missing.explanation == "tau_star missing at dps 60"
+    assert missing.numbers == {"least agreement": "exact"}
+    # 1 vs 1.001: |a − b|/max = 0.001/1.001, so floor(−log10) = 3 digits agree, not 29
+    off = _ns(dps=60, values={"tau_star": _ns(value=mpmath.mpf("1.001"))})
+    item = digits_item(coarse, off)  # type: ignore[arg-type]
+    assert item.status == FAIL and "(3 digits)" in item.explanation
+    assert item.numbers == {"least agreement": "3 digits (tau_star)"}
+    same = digits_item(coarse, _ns(dps=60, values={"tau_star": one}))  # type: ignore[arg-type]
+    assert same.status == PASS and same.numbers == {"least agreement": "exact"}
+
+
+def test_codegen_item_when_the_generated_module_fails(problem: DEQProblem) -> None:
+    from deqrmt.check._consistency import codegen_item
+    from deqrmt.numeric import deq_coefficients
+
+    c = deq_coefficients(problem)
+    source = "def coefficients(*args):\n    raise ZeroDivisionError('a pole')\n"
+    item = codegen_item(c, source=source)
+    assert item.status == FAIL and item.explanation == "the generated module failed: a pole"

@@ -14,6 +14,7 @@ import types
 from fractions import Fraction
 from pathlib import Path
 
+import mpmath
 import pytest
 
 from deqrmt import _budget, _io, _progress, _text, _version
@@ -85,16 +86,20 @@ def test_interval_ends_refuses_reversed_ends() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "n", "text"),
+    ("value", "n"),
     [
-        (Fraction(12345), 5, "12345.0"),  # exponent n-1: fixed, all digits before the point
-        (Fraction(1234, 10), 4, "123.4"),
-        (Fraction(1, 1000), 3, "0.001"),
-        (Fraction(123456), 5, "1.2346e+5"),  # exponent n: scientific
+        (Fraction(12345), 5),  # exponent n − 1: fixed, every digit before the point
+        (Fraction(1234, 10), 4),
+        (Fraction(1, 1000), 3),
+        (Fraction(123456), 5),  # exponent n: scientific
     ],
 )
-def test_format_decimal_fixed_and_scientific(value: Fraction, n: int, text: str) -> None:
-    assert _text.format_decimal(_text.round_decimal(value, n), n) == text
+@pytest.mark.parametrize("strip", [False, True])
+def test_format_decimal_is_mpmath_nstr(value: Fraction, n: int, strip: bool) -> None:
+    # the values are exact binary-free decimals well inside a double: nstr of the float is exact
+    want = mpmath.nstr(mpmath.mpf(value.numerator) / value.denominator, n, strip_zeros=strip)
+    got = _text.format_decimal(_text.round_decimal(value, n), n, strip_zeros=strip)
+    assert got == want
 
 
 # --- _io -----------------------------------------------------------------------------------------

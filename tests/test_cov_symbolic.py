@@ -49,10 +49,14 @@ def test_leaky_relu_slopes_outside_zero_one(slope: float, text: str) -> None:
     assert _values(get_activation(f), points) == pytest.approx(want, rel=1e-6)
 
 
-def test_celu_with_a_negative_alpha_matches_torch() -> None:
+@pytest.mark.parametrize("alpha", [-2.0, -0.5])
+def test_celu_with_a_negative_alpha_matches_torch(alpha: float) -> None:
+    """torch's CELU(α) = max(0, x) + min(0, α(e^{x/α} − 1)) for α < 0 too (it was read as
+    α·elu(x/α), whose branches are swapped: −3 instead of −6.96 at x = −3 for α = −2)."""
     torch = pytest.importorskip("torch")
-    m = torch.nn.CELU(alpha=-2.0)
-    assert activation_text(m) == "-2*elu(-x/2)"
+    m = torch.nn.CELU(alpha=alpha)
+    if alpha == -2.0:
+        assert activation_text(m) == "max(x, 0) + -2*(exp(-min(x, 0)/2) - 1)"
     points = [-3.0, -0.5, 0.25, 2.0]
     want = m(torch.tensor(points, dtype=torch.float64)).tolist()
     assert _values(get_activation(m), points) == pytest.approx(want, rel=1e-12)
@@ -384,3 +388,19 @@ def test_config_home_that_is_no_directory(
     finally:
         _cache._key_for.cache_clear()
     assert "XDG_CONFIG_HOME is not an existing absolute directory" in capsys.readouterr().err
+
+
+def test_warm_up_builds_the_tables_sympy_builds_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    meijerint = importlib.import_module("sympy.integrals.meijerint")
+    hyperexpand = importlib.import_module("sympy.simplify.hyperexpand")
+    monkeypatch.setattr(_effort, "_warmed", False)
+    monkeypatch.setattr(meijerint, "_lookup_table", {})  # as if no Meijer-G rewrite had run
+    monkeypatch.setattr(hyperexpand, "_collection", None)
+    monkeypatch.setattr(hyperexpand, "_meijercollection", None)
+    _effort._warm_up()
+    assert _effort._warmed
+    assert len(meijerint._lookup_table) > 10
+    assert isinstance(hyperexpand._collection, hyperexpand.FormulaCollection)
+    assert isinstance(hyperexpand._meijercollection, hyperexpand.MeijerFormulaCollection)
