@@ -404,3 +404,14 @@ def test_warm_up_builds_the_tables_sympy_builds_lazily(monkeypatch: pytest.Monke
     assert len(meijerint._lookup_table) > 10
     assert isinstance(hyperexpand._collection, hyperexpand.FormulaCollection)
     assert isinstance(hyperexpand._meijercollection, hyperexpand.MeijerFormulaCollection)
+
+
+def test_bounded_sorts_the_facts_sympy_would_shuffle() -> None:
+    import importlib
+
+    module = importlib.import_module("sympy.core.assumptions")
+    before = module.shuffle
+    assert before is not list.sort
+    # inside the attempt the order of deduction is a sort (no PYTHONHASHSEED, no random state)
+    assert _effort.bounded(lambda: module.shuffle is list.sort, 10**6) is True
+    assert module.shuffle is before  # and restored after it
