@@ -41,6 +41,7 @@ def test_normalise_completes_squares_and_fixes_the_sign() -> None:
 def test_first_integral_when_g_ignores_a_parameter() -> None:
     # g = w²: u never moves, so u itself is conserved
     assert _first_integral(w**2, THETA) == u
+    assert _first_integral(sp.Integer(5), THETA) == u  # a constant g: nothing moves at all
     c = _first_integral(u / (1 - w), THETA)
     assert _conserved(c, u / (1 - w))
 

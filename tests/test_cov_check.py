@@ -198,3 +198,16 @@ def test_codegen_item_when_the_generated_module_fails(problem: DEQProblem) -> No
     source = "def coefficients(*args):\n    raise ZeroDivisionError('a pole')\n"
     item = codegen_item(c, source=source)
     assert item.status == FAIL and item.explanation == "the generated module failed: a pole"
+
+
+def test_no_fixed_point_at_all() -> None:
+    """φ = exp: E[φ(τξ)²] = e^{2τ²} outgrows any τ², so τ² ← σ_a² Var φ + σ_b² has no fixed
+    point (by hand: the iteration from 0 increases without bound), and E[(φ²)''] = 4e^{2τ²}
+    is unbounded in τ, so σ_a² < 2/sup is no bound the enclosure can prove."""
+    r = check_activation("exp(x)", sigma_a2="1/5")
+    assert r["centred"].status == NA and "no fixed point" in r["centred"].explanation
+    assert r["contraction_ck"].status == FAIL and "diverges" in r["contraction_ck"].explanation
+    curvature = r["variance_curvature"]
+    assert curvature.status == FAIL and curvature.explanation.startswith("undecided: ")
+    assert curvature.numbers["sup E[(φ_c²)'']"].endswith(", ∞]")
+    assert r["monte_carlo"].status == NA and not r.passed

@@ -212,3 +212,21 @@ def test_small_refusals_and_lazy_names() -> None:
     tagged = _recursion.MomentSymbols.make("_x")
     assert all(str(s).endswith("_x") for s in (*tagged.mu, tagged.sq, tagged.sq2, tagged.dsq))
     assert len(set(tagged.mu)) == 6
+
+
+def test_sphere_solvers_refuse_what_they_cannot_do() -> None:
+    import dataclasses
+
+    from deqrmt.symbolic._sphere import _at_origin, _triangular_solve, derive_sphere
+
+    y = sp.Symbol("y")
+    # x = 2, then y² = x: two solutions, found one unknown at a time
+    sols = _triangular_solve([y**2 - x, x - 2], [x, y])
+    assert sorted((s[x], s[y]) for s in sols) == sorted([(2, -sp.sqrt(2)), (2, sp.sqrt(2))])
+    with pytest.raises(DerivationError, match="not triangular"):
+        _triangular_solve([x + y - 1, x - y], [x, y])
+    with pytest.raises(DerivationError, match="unresolved dual-activation term"):
+        _at_origin(DualDerivative(1, sp.Symbol("z")), g, 2)
+    formulas = derive_sphere(2)
+    with pytest.raises(DerivationError, match="do not match `order`"):
+        dataclasses.replace(formulas, order=3)

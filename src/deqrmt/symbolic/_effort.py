@@ -188,7 +188,7 @@ def bounded(fn: Callable[[], T], calls: int) -> T | None:
     _state.active = True
     try:
         result = fn()
-    except _Exhausted:
+    except _Exhausted:  # pragma: no cover - runs untraced: CPython unsets a tracer that raises
         return None
     except _GAVE_UP:
         return None
