@@ -211,3 +211,54 @@ def test_no_fixed_point_at_all() -> None:
     assert curvature.status == FAIL and curvature.explanation.startswith("undecided: ")
     assert curvature.numbers["sup E[(φ_c²)'']"].endswith(", ∞]")
     assert r["monte_carlo"].status == NA and not r.passed
+
+
+def _refuse(*args: object, **kw: object) -> object:
+    from deqrmt.numeric import NotEnclosable
+
+    raise NotEnclosable("no enclosure rule (test)")
+
+
+_Y = sp.Symbol("y")
+
+
+def _gauss_mean(expr: sp.Expr) -> mpmath.mpf:
+    """E[expr(ξ)], ξ ~ N(0, 1), by mpmath's quadrature (independent of the engine)."""
+    f = sp.lambdify(_Y, expr, "mpmath")
+    return mpmath.quad(lambda v: f(v) * mpmath.npdf(v), [-mpmath.inf, 0, mpmath.inf])
+
+
+def test_moments_fall_back_to_the_engines_quadrature(
+    problem: DEQProblem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where Arb has no rule, the item says the numbers are the engine's quadrature, not a
+    proof; the reference is mpmath's quadrature of SymPy's own derivatives of tanh."""
+    from deqrmt.check import _assumptions
+
+    monkeypatch.setattr(_assumptions, "enclose_moments", _refuse)
+    bound = LipschitzBound("bounded", mpmath.mpf(1), mpmath.mpf(1), "hand")
+    item = _assumptions._moments_item(problem.activation, _no_fixed_point(problem), bound)
+    assert item.status == PASS and "the engine's quadrature (not a proof)" in item.explanation
+    assert list(item.numbers) == ["max_k |E[φ^(k)]| at τ = 1"]  # no τ*: τ = 1 only
+    with mpmath.workdps(30):
+        want = max(abs(_gauss_mean(sp.diff(sp.tanh(_Y), _Y, k))) for k in range(5))
+    assert float(item.numbers["max_k |E[φ^(k)]| at τ = 1"]) == pytest.approx(float(want), 1e-5)
+
+
+def test_moments_that_are_not_finite_fail(
+    problem: DEQProblem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deqrmt.check import _assumptions
+
+    class _Value:
+        value = mpmath.inf
+
+    monkeypatch.setattr(_assumptions, "enclose_moments", _refuse)
+    monkeypatch.setattr(
+        _assumptions,
+        "evaluator_for",
+        lambda act: lambda ctx, t, names: dict.fromkeys(names, _Value()),
+    )
+    bound = LipschitzBound("bounded", mpmath.mpf(1), mpmath.mpf(1), "hand")
+    item = _assumptions._moments_item(problem.activation, _no_fixed_point(problem), bound)
+    assert item.status == FAIL and item.explanation == "a moment at τ = 1 is not finite"

@@ -333,6 +333,8 @@ def test_cache_dir_order(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert _cache.cache_dir() == tmp_path / "deqrmt"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")  # not absolute: ignored
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert _cache.cache_dir() == tmp_path / ".cache" / "deqrmt"
     monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
     temporary = _cache.cache_dir()
     assert temporary == _cache._temporary_dir() and temporary.is_dir()
