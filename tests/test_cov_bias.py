@@ -121,3 +121,10 @@ def test_parse_input_edges() -> None:
     assert parse_init(2, 1) == (2,)
     assert parse_init((1, sp.Rational(1, 2)), 2) == (1, sp.Rational(1, 2))
     assert parse_init(Fraction(3, 4), 2) == (sp.Rational(3, 4), sp.Rational(3, 4))
+
+
+def test_no_conserved_quantity_is_a_named_error() -> None:
+    # g = uw(u − w): b/a = (u² − 2uw)/(2uw − w²) does not separate, and SymPy's pdsolve fails
+    # with an IndexError of its own; that was a raw exception from derive_bias
+    with pytest.raises(DerivationError, match="no conserved quantity found"):
+        _first_integral(u * w * (u - w), THETA)

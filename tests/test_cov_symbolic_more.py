@@ -230,4 +230,3 @@ def test_sphere_solvers_refuse_what_they_cannot_do() -> None:
     formulas = derive_sphere(2)
     with pytest.raises(DerivationError, match="do not match `order`"):
         dataclasses.replace(formulas, order=3)
-

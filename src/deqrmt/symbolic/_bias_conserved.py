@@ -88,7 +88,8 @@ def _first_integral(g: sp.Expr, theta: tuple[sp.Symbol, ...]) -> sp.Expr:
     for method in (separable, pde):
         try:
             cand = method()
-        except (NotImplementedError, ValueError, TypeError, sp.PolynomialError):
+        # IndexError: pdsolve's variable-coefficient solver indexes an empty solve() result
+        except (NotImplementedError, ValueError, TypeError, IndexError, sp.PolynomialError):
             continue
         if cand is None or not cand.free_symbols & {u, w}:
             continue
