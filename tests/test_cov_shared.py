@@ -303,6 +303,8 @@ def test_physical_memory_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(os, "sysconf", sysconf)
     assert _budget._physical() is None
+    monkeypatch.setattr(os, "sysconf", lambda name: -1)  # what sysconf says when unknown
+    assert _budget._physical() is None
     monkeypatch.setattr(_budget, "MEMINFO", "/nonexistent/meminfo")
     monkeypatch.setattr(_budget, "SELF_CGROUP", "/nonexistent/cgroup")
     monkeypatch.setattr(_budget, "CGROUP_ROOT", "/nonexistent")

@@ -185,6 +185,10 @@ def test_exp_poly_terms_shapes() -> None:
     assert _expectation._exp_poly_terms(sp.exp(1 / X)) is None  # not a polynomial
     assert _expectation._exp_poly_terms(sp.erf(X**2)) is None  # erf of a non-linear argument
     assert _expectation._cdf(sp.oo) == 1 and _expectation._cdf(-sp.oo) == 0
+    # erfc x = 1 − erf x: a constant term and an erf term of coefficient −1
+    erfc = _expectation._exp_poly_terms(sp.erfc(X))
+    assert erfc is not None
+    assert sorted((term.c, term.lin) for term in erfc) == [(-1, (1, 0)), (1, None)]
 
 
 def test_exact_engine_leaves_what_it_cannot_do_to_quadrature() -> None:
@@ -339,6 +343,12 @@ def test_cache_dir_order(
     temporary = _cache.cache_dir()
     assert temporary == _cache._temporary_dir() and temporary.is_dir()
     assert "the home directory" in capsys.readouterr().err
+
+
+def test_a_note_is_printed_once(capsys: pytest.CaptureFixture[str], quiet_notes: None) -> None:
+    _cache._note("deqrmt: note: test")
+    _cache._note("deqrmt: note: test")
+    assert capsys.readouterr().err == "deqrmt: note: test\n"
 
 
 def test_home_that_cannot_be_found(monkeypatch: pytest.MonkeyPatch) -> None:
