@@ -128,3 +128,13 @@ def test_no_conserved_quantity_is_a_named_error() -> None:
     # with an IndexError of its own; that was a raw exception from derive_bias
     with pytest.raises(DerivationError, match="no conserved quantity found"):
         _first_integral(u * w * (u - w), THETA)
+
+
+def test_real_logs() -> None:
+    from deqrmt.symbolic._bias_potential import _real_logs
+
+    b = sp.Symbol("b", real=True)
+    # β − 1 < 0 on (−1, 1): log(β − 1) = log(1 − β) + iπ, and the constant iπ is dropped
+    assert _real_logs(sp.log(b - 1) + b, b, sp.Interval.open(-1, 1)) == sp.log(1 - b) + b
+    assert _real_logs(sp.log(b + 2), b, sp.Interval.open(-1, 1)) == sp.log(b + 2)  # positive
+    assert _real_logs(sp.log(b - 1), b, sp.FiniteSet(0)) == sp.log(b - 1)  # no interval
