@@ -121,7 +121,7 @@ def bounded(fn: Callable[[], T], calls: int) -> T | None:
 
     # the module: ``from sympy.core import assumptions`` is sympy.core's function of that name,
     # which has no ``shuffle`` (the sort below silently did nothing)
-    sympy_assumptions = importlib.import_module("sympy.core.assumptions")
+    sympy_assumptions: Any = importlib.import_module("sympy.core.assumptions")
     from sympy.core import random as sympy_random
     from sympy.core.cache import clear_cache
 
