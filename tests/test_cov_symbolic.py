@@ -427,3 +427,15 @@ def test_bounded_sorts_the_facts_sympy_would_shuffle() -> None:
     # inside the attempt the order of deduction is a sort (no PYTHONHASHSEED, no random state)
     assert _effort.bounded(lambda: module.shuffle is list.sort, 10**6) is True
     assert module.shuffle is before  # and restored after it
+
+
+def test_piecewise_condition_that_is_no_comparison() -> None:
+    # a bare symbol as a condition is a Boolean SymPy accepts, but no step function
+    with pytest.raises(InvalidArgument, match="use one comparison per branch"):
+        activation_text(sp.Piecewise((t, t), (0, True)))
+
+
+def test_pole_at_a_symbolic_point_is_undecided() -> None:
+    # 1/(x − a): is a > 0?  SymPy cannot say, so the pole check leaves it to the quadrature
+    a = sp.Symbol("a")
+    assert _activation._check_no_pole("f", 1 / (X - a), sp.S.Zero, sp.oo) is None
