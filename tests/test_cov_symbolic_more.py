@@ -230,3 +230,13 @@ def test_sphere_solvers_refuse_what_they_cannot_do() -> None:
     formulas = derive_sphere(2)
     with pytest.raises(DerivationError, match="do not match `order`"):
         dataclasses.replace(formulas, order=3)
+
+
+def test_text_block_names_only_what_needs_naming() -> None:
+    from deqrmt.symbolic._latex import Equation, text_block
+
+    q, a = sp.Symbol("q"), sp.Symbol("a")
+    plain = Equation("eq:q", r"\tau_*^2", 2 * q, {q: "q"})  # q is its own plain name
+    assert text_block([plain]) == "tau*^2 = 2*q\n"
+    named = Equation("eq:a", "y", 2 * a, {a: r"\alpha_{*,4}"})
+    assert text_block([named]) == "y = 2*a\nwhere a = alpha*_4\n"
