@@ -240,3 +240,14 @@ def test_text_block_names_only_what_needs_naming() -> None:
     assert text_block([plain]) == "tau*^2 = 2*q\n"
     named = Equation("eq:a", "y", 2 * a, {a: r"\alpha_{*,4}"})
     assert text_block([named]) == "y = 2*a\nwhere a = alpha*_4\n"
+
+
+def test_a_family_with_a_kink_instantiates_piecewise() -> None:
+    from deqrmt.symbolic._activation import X
+    from deqrmt.symbolic._family import get_family
+
+    # max(a x, b x) with a = 2, b = 1/2: slope 2 right of 0, 1/2 left of it
+    act = get_family("leaky_relu").instantiate([2, sp.Rational(1, 2)])
+    values = [act.expr.subs(X, v) for v in (-2, 3)]
+    assert values == [-1, 6]
+    assert act.kinks == (0,)
