@@ -123,11 +123,25 @@ def test_parse_input_edges() -> None:
     assert parse_init(Fraction(3, 4), 2) == (sp.Rational(3, 4), sp.Rational(3, 4))
 
 
-def test_no_conserved_quantity_is_a_named_error() -> None:
+def test_no_conserved_quantity_is_a_named_error(monkeypatch: pytest.MonkeyPatch) -> None:
     # g = uw(u − w): b/a = (u² − 2uw)/(2uw − w²) does not separate, and SymPy's pdsolve fails
-    # with an IndexError of its own; that was a raw exception from derive_bias
+    # with an IndexError of its own (at 3.8 M calls), which was a raw exception of derive_bias
+    def pdsolve(*args: object, **kw: object) -> object:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(sp, "pdsolve", pdsolve)
     with pytest.raises(DerivationError, match="no conserved quantity found"):
         _first_integral(u * w * (u - w), THETA)
+
+
+def test_pdsolve_has_a_call_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # uw² + w: dsolve's Lie-group heuristics run for minutes; over the budget there is no
+    # candidate and the error is named (the real budget is 6 M calls; here 50 k, to be quick)
+    from deqrmt.symbolic import _bias_conserved
+
+    monkeypatch.setattr(_bias_conserved, "SYMPY_PDSOLVE_CALLS", 50_000)
+    with pytest.raises(DerivationError, match="no conserved quantity found"):
+        _first_integral(u * w**2 + w, THETA)
 
 
 def test_real_logs() -> None:
