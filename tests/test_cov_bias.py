@@ -152,3 +152,14 @@ def test_real_logs() -> None:
     assert _real_logs(sp.log(b - 1) + b, b, sp.Interval.open(-1, 1)) == sp.log(1 - b) + b
     assert _real_logs(sp.log(b + 2), b, sp.Interval.open(-1, 1)) == sp.log(b + 2)  # positive
     assert _real_logs(sp.log(b - 1), b, sp.FiniteSet(0)) == sp.log(b - 1)  # no interval
+
+
+def test_the_system_solve_has_a_call_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # β = uw, c = u² − w²: solved in ~25 k calls; with a budget of 1000 there is no branch,
+    # and the error says what could not be done (u³w's system ran for minutes before)
+    from deqrmt.symbolic import _bias_conserved
+
+    monkeypatch.setattr(_bias_conserved, "SYMPY_SYSTEM_CALLS", 1000)
+    half = sp.Rational(1, 2)
+    with pytest.raises(DerivationError, match="cannot express h"):
+        _two_parameters(u * w, THETA, (half, half / 2), u**2 + w**2)

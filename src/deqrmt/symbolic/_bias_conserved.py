@@ -19,7 +19,7 @@ from ._bias_steps import (
     _sign_of,
     _simplify,
 )
-from ._effort import SYMPY_PDSOLVE_CALLS, bounded
+from ._effort import SYMPY_PDSOLVE_CALLS, SYMPY_SYSTEM_CALLS, bounded
 from ._symbols import PaperSymbol
 
 
@@ -141,8 +141,16 @@ def _two_parameters(
     c_value: sp.Expr = c if sign != 0 else sp.S.Zero
     try:
         # check=False: SymPy's check runs powsimp without bound (sqrt(u)*w); the branch is
-        # checked numerically at the initialisation below, and ψ''·h = 1 after
-        branches = sp.solve([beta - g, c_value - xi], list(theta), dict=True, check=False)
+        # checked numerically at the initialisation below, and ψ''·h = 1 after.  A call budget:
+        # a system of high degree (u³w) runs for minutes; over it there is no branch.
+        system = [beta - g, c_value - xi]
+        branches = (
+            bounded(
+                lambda: sp.solve(system, list(theta), dict=True, check=False),
+                SYMPY_SYSTEM_CALLS,
+            )
+            or []
+        )
     except (NotImplementedError, ValueError, TypeError):
         branches = []
     h: sp.Expr | None = None

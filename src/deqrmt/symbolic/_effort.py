@@ -40,6 +40,7 @@ __all__ = [
     "SYMPY_INTEGRATE_CALLS",
     "SYMPY_SOLVESET_CALLS",
     "SYMPY_PDSOLVE_CALLS",
+    "SYMPY_SYSTEM_CALLS",
     "budget_fingerprint",
 ]
 
@@ -60,6 +61,9 @@ SYMPY_SOLVESET_CALLS = 300_000
 #: Python 3.11: the first integrals it finds cost 0.24-4.4 M (u³ + uw the most); for uw² + w
 #: dsolve's Lie-group heuristics ran past 20 M calls (minutes) without an answer.
 SYMPY_PDSOLVE_CALLS = 6_000_000
+#: Python calls one ``solve`` of the 2×2 system β = g(u, w), c = c(u, w) may make (two-parameter
+#: implicit bias).  The systems solved cost 8-125 k calls (u²w the most); u³w's ran past 60 M.
+SYMPY_SYSTEM_CALLS = 2_000_000
 
 # What SymPy raises when it gives up by itself: an attempt that fails this way is "no result".
 _GAVE_UP = (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RecursionError)
@@ -72,7 +76,7 @@ def budget_fingerprint() -> str:
     py = "{}.{}".format(*sys.version_info[:2])
     calls = (
         f"integrate={SYMPY_INTEGRATE_CALLS}|solveset={SYMPY_SOLVESET_CALLS}"
-        f"|pdsolve={SYMPY_PDSOLVE_CALLS}"
+        f"|pdsolve={SYMPY_PDSOLVE_CALLS}|system={SYMPY_SYSTEM_CALLS}"
     )
     return f"{calls}|sympy={sympy.__version__}|py={py}"
 
