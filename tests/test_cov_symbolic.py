@@ -402,22 +402,6 @@ def test_config_home_that_is_no_directory(
     assert "XDG_CONFIG_HOME is not an existing absolute directory" in capsys.readouterr().err
 
 
-def test_warm_up_builds_the_tables_sympy_builds_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib
-
-    meijerint = importlib.import_module("sympy.integrals.meijerint")
-    hyperexpand = importlib.import_module("sympy.simplify.hyperexpand")
-    monkeypatch.setattr(_effort, "_warmed", False)
-    monkeypatch.setattr(meijerint, "_lookup_table", {})  # as if no Meijer-G rewrite had run
-    monkeypatch.setattr(hyperexpand, "_collection", None)
-    monkeypatch.setattr(hyperexpand, "_meijercollection", None)
-    _effort._warm_up()
-    assert _effort._warmed
-    assert len(meijerint._lookup_table) > 10
-    assert isinstance(hyperexpand._collection, hyperexpand.FormulaCollection)
-    assert isinstance(hyperexpand._meijercollection, hyperexpand.MeijerFormulaCollection)
-
-
 def test_bounded_sorts_the_facts_sympy_would_shuffle() -> None:
     import importlib
 
