@@ -348,9 +348,7 @@ def format_decimal(rounded: tuple[int, int, int], n: int, *, strip_zeros: bool =
             digits = "0" * (-exponent) + digits
             split = 1
         else:
-            split = exponent + 1
-            if split > n:
-                digits += "0" * (split - n)
+            split = exponent + 1  # ≤ n: exponent < max_fixed = n, and there are n digits
         exponent = 0
     else:
         split = 1

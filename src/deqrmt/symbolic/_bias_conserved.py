@@ -19,6 +19,7 @@ from ._bias_steps import (
     _sign_of,
     _simplify,
 )
+from ._effort import SYMPY_PDSOLVE_CALLS, SYMPY_SYSTEM_CALLS, bounded
 from ._symbols import PaperSymbol
 
 
@@ -51,7 +52,8 @@ def _first_integral(g: sp.Expr, theta: tuple[sp.Symbol, ...]) -> sp.Expr:
 
     1. The characteristic ODE `dw/du = g_w/g_u`; if it separates, `dw/du = P(u) Q(w)`, then
        `c = ∫dw/Q - ∫P du` (two antiderivatives).
-    2. `sympy.pdsolve` (`1st_linear_variable_coeff`), whose answer is `F(c)`.
+    2. `sympy.pdsolve` (`1st_linear_variable_coeff`), whose answer is `F(c)`, within
+       :data:`~deqrmt.symbolic._effort.SYMPY_PDSOLVE_CALLS` Python calls.
     Every candidate is checked: `∇c·∇g` must simplify to 0.
     """
     u, w = theta
@@ -85,10 +87,13 @@ def _first_integral(g: sp.Expr, theta: tuple[sp.Symbol, ...]) -> sp.Expr:
             return rhs.args[0]
         return None
 
-    for method in (separable, pde):
+    # pdsolve falls back on dsolve's Lie-group heuristics, which can run for minutes (uw² + w):
+    # it gets a deterministic call budget (over it: no candidate, the named error below)
+    for method in (separable, lambda: bounded(pde, SYMPY_PDSOLVE_CALLS)):
         try:
             cand = method()
-        except (NotImplementedError, ValueError, TypeError, sp.PolynomialError):
+        # IndexError: pdsolve's variable-coefficient solver indexes an empty solve() result
+        except (NotImplementedError, ValueError, TypeError, IndexError, sp.PolynomialError):
             continue
         if cand is None or not cand.free_symbols & {u, w}:
             continue
@@ -136,8 +141,16 @@ def _two_parameters(
     c_value: sp.Expr = c if sign != 0 else sp.S.Zero
     try:
         # check=False: SymPy's check runs powsimp without bound (sqrt(u)*w); the branch is
-        # checked numerically at the initialisation below, and ψ''·h = 1 after
-        branches = sp.solve([beta - g, c_value - xi], list(theta), dict=True, check=False)
+        # checked numerically at the initialisation below, and ψ''·h = 1 after.  A call budget:
+        # a system of high degree (u³w) runs for minutes; over it there is no branch.
+        system = [beta - g, c_value - xi]
+        branches = (
+            bounded(
+                lambda: sp.solve(system, list(theta), dict=True, check=False),
+                SYMPY_SYSTEM_CALLS,
+            )
+            or []
+        )
     except (NotImplementedError, ValueError, TypeError):
         branches = []
     h: sp.Expr | None = None

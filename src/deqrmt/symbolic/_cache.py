@@ -297,9 +297,7 @@ def _read(path: Path, key: CacheKey, entry: str, reg: Registry) -> tuple[bool, o
         if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(key, entry, payload)):
             _warn(path, "its MAC does not verify (forged, or changed on disk)")
             return False, None
-    except FileNotFoundError:
-        return False, None
-    except Exception:  # unreadable or not ours at all: stale
+    except Exception:  # missing (FileError), unreadable or not ours at all: stale
         return False, None
     try:
         return True, loads(payload.decode("utf-8"), reg)

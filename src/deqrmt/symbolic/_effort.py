@@ -35,7 +35,14 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
 
-__all__ = ["bounded", "SYMPY_INTEGRATE_CALLS", "SYMPY_SOLVESET_CALLS", "budget_fingerprint"]
+__all__ = [
+    "bounded",
+    "SYMPY_INTEGRATE_CALLS",
+    "SYMPY_SOLVESET_CALLS",
+    "SYMPY_PDSOLVE_CALLS",
+    "SYMPY_SYSTEM_CALLS",
+    "budget_fingerprint",
+]
 
 T = TypeVar("T")
 
@@ -49,6 +56,14 @@ SYMPY_INTEGRATE_CALLS = 1_000_000
 #: Python calls one ``solveset`` pole search may make (non-polynomial denominators only; the
 #: sigmoid's takes 6 k, transcendental equations give up as a ConditionSet within 30 k).
 SYMPY_SOLVESET_CALLS = 300_000
+#: Python calls one ``pdsolve`` search for a conserved quantity may make (two-parameter implicit
+#: bias, tried when the characteristic ODE does not separate).  Measured with SymPy 1.14 /
+#: Python 3.11: the first integrals it finds cost 0.24-4.4 M (u³ + uw the most); for uw² + w
+#: dsolve's Lie-group heuristics ran past 20 M calls (minutes) without an answer.
+SYMPY_PDSOLVE_CALLS = 6_000_000
+#: Python calls one ``solve`` of the 2×2 system β = g(u, w), c = c(u, w) may make (two-parameter
+#: implicit bias).  The systems solved cost 8-125 k calls (u²w the most); u³w's ran past 60 M.
+SYMPY_SYSTEM_CALLS = 2_000_000
 
 # What SymPy raises when it gives up by itself: an attempt that fails this way is "no result".
 _GAVE_UP = (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RecursionError)
@@ -59,7 +74,11 @@ def budget_fingerprint() -> str:
     import sympy
 
     py = "{}.{}".format(*sys.version_info[:2])
-    return f"integrate={SYMPY_INTEGRATE_CALLS}|solveset={SYMPY_SOLVESET_CALLS}|sympy={sympy.__version__}|py={py}"
+    calls = (
+        f"integrate={SYMPY_INTEGRATE_CALLS}|solveset={SYMPY_SOLVESET_CALLS}"
+        f"|pdsolve={SYMPY_PDSOLVE_CALLS}|system={SYMPY_SYSTEM_CALLS}"
+    )
+    return f"{calls}|sympy={sympy.__version__}|py={py}"
 
 
 class _Exhausted(BaseException):
@@ -118,7 +137,10 @@ def bounded(fn: Callable[[], T], calls: int) -> T | None:
     debugger, coverage) is suspended for the attempt and restored after it.
     """
     import sympy as sp
-    from sympy.core import assumptions as sympy_assumptions
+
+    # the module: ``from sympy.core import assumptions`` is sympy.core's function of that name,
+    # which has no ``shuffle`` (the sort below silently did nothing)
+    sympy_assumptions: Any = importlib.import_module("sympy.core.assumptions")
     from sympy.core import random as sympy_random
     from sympy.core.cache import clear_cache
 
@@ -132,13 +154,15 @@ def bounded(fn: Callable[[], T], calls: int) -> T | None:
     importing = 0
     exhausted = False
 
-    def local(frame: FrameType, event: str, arg: Any) -> Any:
+    # The two tracers below run as sys.settrace hooks, which Python never traces: no coverage
+    # tool can see their lines (they are exercised by every bounded attempt).
+    def local(frame: FrameType, event: str, arg: Any) -> Any:  # pragma: no cover - a tracer
         nonlocal importing
         if event == "return":
             importing -= 1
         return local
 
-    def hook(frame: FrameType, event: str, arg: Any) -> Any:
+    def hook(frame: FrameType, event: str, arg: Any) -> Any:  # pragma: no cover - a tracer
         nonlocal count, importing, exhausted
         if importing:
             if frame.f_code.co_name == "<module>":
@@ -183,7 +207,7 @@ def bounded(fn: Callable[[], T], calls: int) -> T | None:
     _state.active = True
     try:
         result = fn()
-    except _Exhausted:
+    except _Exhausted:  # pragma: no cover - runs untraced: CPython unsets a tracer that raises
         return None
     except _GAVE_UP:
         return None

@@ -338,7 +338,8 @@ def _closed_sympy(weight: sp.Expr, pieces: tuple[Piece, ...]) -> sp.Expr | None:
     if not any_erf:
         return None  # exp-polynomials the exact engine could not do: SymPy won't either
 
-    def attempt() -> sp.Expr | None:
+    # Its lines run under bounded()'s own trace hook, which suspends coverage's tracer.
+    def attempt() -> sp.Expr | None:  # pragma: no cover - traced by bounded() only
         # Rebuilt from text inside the budget: SymPy caches derived assumptions on the objects
         # themselves, so integrating the activation's own (shared, long-lived) expressions
         # would make an attempt cheaper when an earlier one touched them.

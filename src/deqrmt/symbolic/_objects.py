@@ -113,7 +113,10 @@ def _celu(p: dict[str, Any], what: str) -> str:
         raise InvalidArgument(f"{what}.alpha=0: CELU needs alpha ≠ 0.")
     if a > 0:
         return "celu" if a == 1 else f"celu({_num(a)})"
-    return _times(a, f"elu({_times(1 / a, 'x')})")
+    # α < 0: max(0, x) + min(0, α(e^{x/α} − 1)) is x for x > 0 and α(e^{x/α} − 1) for x < 0,
+    # which grows like e^{|x/α|} (the library's celu refuses α < 0; α·elu(x/α) swaps branches)
+    growth = _times(1 / a, "min(x, 0)")
+    return f"max(x, 0) + {_times(a, f'(exp({growth}) - 1)')}"
 
 
 def _softplus(p: dict[str, Any], what: str) -> str:

@@ -232,9 +232,7 @@ def _derive_sphere(order: int) -> SphereFormulas:
     ntk_theorem = inner_product_equivalent([k_symbol(j) for j in range(3)], K_AT_1)
     g_sub = {g_symbol(m): g_derivs[m - 1] for m in range(1, min(order, 2) + 1)}
     k_sub = {k_symbol(j): k_derivs[j] for j in range(min(order, 2) + 1)}
-    k_sub[K_AT_1] = k_at_1
-    if order < 2:
-        raise InvalidArgument("Theorems 1 and 3 need order >= 2.")
+    k_sub[K_AT_1] = k_at_1  # order >= 2 here: derive_sphere validates it
     ck = tuple(sp.together(e.xreplace(g_sub)) for e in ck_theorem)
     ntk = tuple(sp.together(e.xreplace(k_sub)) for e in ntk_theorem)
     return SphereFormulas(
