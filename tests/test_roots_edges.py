@@ -65,11 +65,6 @@ def test_scan_root_on_a_node_after_other_roots(roots_in, on_node) -> None:  # ty
         assert a <= r <= b and kind == want, roots
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: a cell whose left node is an exact zero of h is not examined further, "
-    "so a second root inside it is missed (found when the node is off the root by 0.01)",
-)
 def test_scan_finds_a_root_inside_a_cell_that_starts_on_a_root() -> None:
     """Roots 2 (on the node 2), 2.6 and 3.2 (inside the cell [2, 4]): all three, bracketed."""
     roots, _ = scan(_poly([2.0, 2.6, 3.2]), 1.0, ratio=2.0, decades=1, cap=64.0)

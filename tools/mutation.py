@@ -237,7 +237,7 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "src/deqrmt/_text.py:316:71: 2 -> 3": "round_ratio's first guess of floor(log10 |v|) "
     "(log10 3 for log10 2): the two loops after it step e to the exact decade from any guess "
     "(slower, the same e)",
-    "src/deqrmt/_text.py:362:20: < -> <=": "format_decimal's sign == 0 already returned "
+    "src/deqrmt/_text.py:360:20: < -> <=": "format_decimal's sign == 0 already returned "
     "'0.0' at its top: sign <= 0 and sign < 0 agree on every sign that reaches the line",
     _A + "309:26: 0 -> 1": "_ends' den at e == 0: 1 << 0 and 1 are the same",
     _A + "310:23: > -> >=": "_ends' scale at e == 0: 1 << 0 and 1 are the same",
@@ -253,7 +253,7 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "keeps the float above the bound either way",
     _R + "50:8: < -> <=": "disc == 0 exactly: p' has a double root, an inflection and not a "
     "turning point; splitting the cell there or not finds the same roots",
-    _R + "125:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
+    _R + "137:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
     "and [mid, b], which record the root at mid (examine's h == 0 cases)",
 }
 

@@ -89,6 +89,18 @@ class _Scan:
                 self.roots[-1] = (a, a, kind)
             else:
                 self.roots.append((a, a, kind))
+            if hb == 0:
+                return  # the next cell records b's zero
+            if depth >= 16 or self.evals >= self.max_evals:
+                self.complete = False  # no deeper look: the rest of the cell is not covered
+                return
+            # a zero on a node ends nothing: more roots may follow inside the cell, so look at
+            # (a + δ, b] with δ a billionth of the cell, where h has the sign it takes after a
+            inner = self.node(a + 1e-9 * (b - a))
+            if inner[1] == 0:
+                self.complete = False  # h vanishes beside its zero too: not resolved here
+                return
+            self.examine(inner, right, depth + 1)
             return
         if (ha > 0) != (hb > 0):
             if hb == 0:
