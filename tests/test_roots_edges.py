@@ -209,3 +209,31 @@ def test_refine_searches_again_where_float_and_working_h_disagree() -> None:
     """The float h has its root at 2, the working one at 2.5: locate finds the latter."""
     q = refine(_poly([2.0]), _poly([2.5]), (1.5, 2.2, -1), float, 1e-14, floor=1.0)
     assert abs(q - 2.5) < 1e-12
+
+
+def test_scan_says_incomplete_where_h_vanishes_beside_its_zero() -> None:
+    """h = 0 on all of [2, 2.1] (a flat stretch, not isolated roots), then negative: the zero on
+    node 2 is recorded, but h vanishes just past it as well, so the scan cannot resolve the
+    cell and must not claim completeness."""
+
+    def h(q):
+        if q < 2:
+            return 2.0 - q, -1.0
+        if q <= 2.1:
+            return 0.0, 0.0
+        return 2.1 - q, -1.0
+
+    roots, complete = scan(h, 1.0, ratio=2.0, decades=1, cap=64.0)
+    assert roots[0] == (2.0, 2.0, 0)
+    assert not complete
+
+
+def test_scan_past_a_zero_on_a_node_finds_a_simple_root_in_the_same_cell() -> None:
+    """h = (q − 2)(q − 3): roots 2 (on the node 2, h falls: attracting) and 3 (inside the cell
+    [2, 4], h rises: repelling), each bracketed, and the scan complete."""
+    roots, complete = scan(_poly([2.0, 3.0], sign=1.0), 1.0, ratio=2.0, decades=1, cap=64.0)
+    assert complete
+    assert len(roots) == 2, roots
+    (a0, b0, k0), (a1, b1, k1) = roots
+    assert a0 == b0 == 2.0 and k0 == -1
+    assert 2.0 < a1 <= 3.0 <= b1 and k1 == 1
