@@ -237,3 +237,18 @@ def test_scan_past_a_zero_on_a_node_finds_a_simple_root_in_the_same_cell() -> No
     (a0, b0, k0), (a1, b1, k1) = roots
     assert a0 == b0 == 2.0 and k0 == -1
     assert 2.0 < a1 <= 3.0 <= b1 and k1 == 1
+
+
+@pytest.mark.parametrize("budget", range(1, 16))
+def test_scan_claims_complete_only_with_every_root(budget: int) -> None:
+    """Whatever the evaluation budget, a scan that says it is complete has bracketed both roots of
+    h = (q − 2)(q − 3), the first of them on the node 2; a budget spent at that zero (3
+    evaluations) leaves the rest of its cell unlooked-at, which the scan must admit."""
+    roots, complete = scan(
+        _poly([2.0, 3.0], sign=1.0), 1.0, ratio=2.0, decades=1, cap=64.0, max_evals=budget
+    )
+    if complete:
+        assert len(roots) == 2 and roots[0] == (2.0, 2.0, -1), roots
+        assert roots[1][0] <= 3.0 <= roots[1][1] and roots[1][2] == 1
+    if budget == 3:
+        assert roots == [(2.0, 2.0, -1)] and not complete

@@ -255,6 +255,23 @@ SURVIVORS_EXPLAINED: dict[str, str] = {
     "turning point; splitting the cell there or not finds the same roots",
     _R + "137:29: > -> >=": "h exactly 0 at the cell's midpoint: both paths examine [a, mid] "
     "and [mid, b], which record the root at mid (examine's h == 0 cases)",
+    # the look past a zero on a node (examine's ha == 0 case)
+    _R + "92:22: 0 -> 1": "with hb == 0 the look past a runs into b's zero, which the next cell "
+    "records again in place of this one's (the roots[-1] rule): the same roots",
+    _R + "94:16: >= -> >": "a depth limit one deeper: only how deep a pathological cell is "
+    "followed; the budget and the sign tests decide the roots",
+    _R + "94:25: 16 -> 17": "a depth limit one deeper (as 94:16)",
+    _R + "95:33: False -> True": "the guard's depth or budget is also the walk's: it marks the "
+    "scan incomplete when the evaluations run out (test_scan_claims_complete_only_with_every_root)",
+    _R + "99:35: * -> /": "δ = 1e-9/(b − a) instead of 1e-9·(b − a): another tiny step past a, "
+    "inside the cell for every cell the scan makes (widths ≥ 1e-13·b); the same roots",
+    _R + "99:43: - -> +": "δ = 1e-9·(b + a): another tiny step past a (as 99:35)",
+    _R + "100:22: 1 -> 0": "h vanishing past its zero then recurses with depth + 1 until the "
+    "depth limit marks the scan incomplete: the same verdict, later",
+    _R + "100:28: 0 -> 1": "as 100:22: the depth limit marks the flat stretch incomplete",
+    _R + "103:40: + -> -": "the depth only bounds the recursion past repeated exact zeros, which "
+    "the next node past a zero (h ≠ 0 there) ends",
+    _R + "103:48: 1 -> 0": "as 103:40",
 }
 
 # --- the mutants -------------------------------------------------------------------------------
