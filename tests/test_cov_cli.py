@@ -16,7 +16,7 @@ import sympy as sp
 
 from deqrmt import InvalidArgument, MissingExtra
 from deqrmt.cli import _common as common
-from deqrmt.cli import _outcome, _settle_stdout, main
+from deqrmt.cli import _math_text, _outcome, _settle_stdout, main
 
 
 def _usage_error(argv: list[str], capsys) -> str:
@@ -117,15 +117,15 @@ def test_a_failing_import_of_an_extra_is_a_missing_extra() -> None:
 
 def test_math_and_set_text() -> None:
     x = sp.Symbol("x")
-    assert common.math_text(sp.Abs(x) + x**3) == "x³ + |x|"
-    assert common.set_text(sp.Interval(-sp.oo, 0, right_open=True)) == "(-∞, 0)"
-    assert common.set_text(sp.Interval(-1, 1)) == "[-1, 1]"
-    assert common.set_text(sp.Union(sp.Interval.open(-sp.oo, 0), sp.Interval.open(0, sp.oo))) == (
-        "(-∞, 0) ∪ (0, ∞)"
-    )
-    assert common.set_text(sp.FiniteSet(-1, 2)) == "{-1, 2}"
-    assert common.set_text(sp.S.EmptySet) == "∅"
-    assert common.set_text(sp.S.Naturals) == "Naturals"
+    assert _math_text.math_text(sp.Abs(x) + x**3) == "x³ + |x|"
+    assert _math_text.set_text(sp.Interval(-sp.oo, 0, right_open=True)) == "(-∞, 0)"
+    assert _math_text.set_text(sp.Interval(-1, 1)) == "[-1, 1]"
+    assert _math_text.set_text(
+        sp.Union(sp.Interval.open(-sp.oo, 0), sp.Interval.open(0, sp.oo))
+    ) == ("(-∞, 0) ∪ (0, ∞)")
+    assert _math_text.set_text(sp.FiniteSet(-1, 2)) == "{-1, 2}"
+    assert _math_text.set_text(sp.S.EmptySet) == "∅"
+    assert _math_text.set_text(sp.S.Naturals) == "Naturals"
 
 
 # -- main's exit paths ---------------------------------------------------------------------------
