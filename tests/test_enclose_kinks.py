@@ -48,3 +48,26 @@ def test_moments_across_an_irrational_kink_contain_the_reference(tau):
         # the reference is 50 digits: within 10^-45 of the truth, far inside a 10^-30 ball
         assert _contains(ball, want), (name, tau, text, want)
         assert float(ball.rad()) < 1e-28, (name, text)
+
+
+def test_the_end_point_error_of_an_inexact_kink_widens_every_ball(monkeypatch):
+    """Whatever its size, the end-point error of an inexact kink joins the ball: with it made
+    1/64 per end point (so the sum stays below 1), each moment's radius grows by at least
+    1/64 × the Gaussian normalisation (≥ 0.39/τ for τ = 1) over the unpatched ball's."""
+    from flint import arb
+
+    import deqrmt.numeric._enclose as enc
+
+    base = enclose_moments("tanh(max(x, sqrt(2)))", 1, ["phi", "sq"], dps=30)
+    enc.encloser_for.cache_clear()
+    monkeypatch.setattr(
+        enc, "_endpoint_error", lambda f, p: arb(0) if p.rad() == 0 else arb(1) / 64
+    )
+    try:
+        widened = enclose_moments("tanh(max(x, sqrt(2)))", 1, ["phi", "sq"], dps=30)
+    finally:
+        enc.encloser_for.cache_clear()
+    norm = 1 / (2 * mpmath.pi) ** 0.5
+    for name in ("phi", "sq"):
+        grown = float(widened[name].rad()) - float(base[name].rad())
+        assert grown >= norm / 64 * 0.99, (name, grown)
