@@ -608,3 +608,15 @@ def assert_close(a, b, digits: float, scale=0, what: str = "") -> None:
                 f"{mpmath.nstr(mpmath.mpf(b), int(digits) + 5)} differ beyond {digits} digits "
                 f"(|diff| = {mpmath.nstr(abs(mpmath.mpf(a) - mpmath.mpf(b)), 5)})"
             )
+
+
+#: `deqrmt design --deq tanh --family hard_tanh --dps 12 --json` (its setting and first
+#: solution; read-only: a test that varies it works on a copy)
+DESIGN = {
+    "setting": {
+        "deq": "tanh", "family": "hard_tanh", "parameters": ["a", "c"], "layers": 1,
+        "kernel": "ck", "sigma_a2": "1/5", "sigma_b2": "4/5", "tau0": "1", "dps": 12,
+        "deq_trainable": ["a", "A"], "enn_input_layer_trainable": False,
+    },
+    "solutions": [{"params": [{"a": "0.764296679208", "c": "1.19648532529"}]}],
+}  # fmt: skip

@@ -20,6 +20,7 @@ pytest.importorskip("matplotlib")
 from deqrmt import BudgetExceeded, InvalidArgument  # noqa: E402
 from deqrmt.validate import GaussianMixture, paper_mixture, spectrum  # noqa: E402
 from deqrmt.validate._spectrum_text import report_lines  # noqa: E402
+from helpers import DESIGN  # noqa: E402
 
 M = 1024
 
@@ -107,18 +108,6 @@ def test_finite_width_kernels_are_symmetric_and_positive(sphere) -> None:
     for ks in sphere.kernels():
         ev = ks.sample("width").eigenvalues
         assert np.all(ev > -1e-10 * ev.max())  # Gram matrices: no negative eigenvalue
-
-
-#: `deqrmt design --deq tanh --family hard_tanh --dps 12 --json` (its setting and first solution,
-#: as tests/test_spectrum_mc.py has it)
-DESIGN = {
-    "setting": {
-        "deq": "tanh", "family": "hard_tanh", "parameters": ["a", "c"], "layers": 1,
-        "kernel": "ck", "sigma_a2": "1/5", "sigma_b2": "4/5", "tau0": "1", "dps": 12,
-        "deq_trainable": ["a", "A"], "enn_input_layer_trainable": False,
-    },
-    "solutions": [{"params": [{"a": "0.764296679208", "c": "1.19648532529"}]}],
-}  # fmt: skip
 
 
 def test_a_designed_enn_is_drawn_and_listed_beside_the_deq() -> None:

@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch")
 
 from deqrmt.numeric import kolmogorov_distance, mixture_spectrum, sphere_spectrum  # noqa: E402
 from deqrmt.validate import GaussianMixture, paper_mixture, spectrum  # noqa: E402
+from helpers import DESIGN  # noqa: E402
 
 NS = (128, 256, 512)
 
@@ -193,17 +194,6 @@ def test_done_when_mixture_kolmogorov_smaller_at_2048() -> None:
         b = getattr(large, kind).sample("exact").check
         assert b.distance < a.distance
         assert b.distance < 0.05 and b.spike_errors[0] < 0.05
-
-
-#: `deqrmt design --deq tanh --family hard_tanh --dps 12 --json` (its setting and first solution)
-DESIGN = {
-    "setting": {
-        "deq": "tanh", "family": "hard_tanh", "parameters": ["a", "c"], "layers": 1,
-        "kernel": "ck", "sigma_a2": "1/5", "sigma_b2": "4/5", "tau0": "1", "dps": 12,
-        "deq_trainable": ["a", "A"], "enn_input_layer_trainable": False,
-    },
-    "solutions": [{"params": [{"a": "0.764296679208", "c": "1.19648532529"}]}],
-}  # fmt: skip
 
 
 def test_designed_enn_follows_the_deqs_law_and_a_naive_one_does_not() -> None:
